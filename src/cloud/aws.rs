@@ -1,0 +1,143 @@
+//! Amazon S3 (and S3-compatible endpoints): credential mapping, the refreshing
+//! `object_store::CredentialProvider`, and the store builder.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
+use object_store::{CredentialProvider, ObjectStore, StaticCredentialProvider};
+
+use crate::error::{Error, Result};
+use crate::options::{is_credential_key, StorageOptions, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN};
+use crate::refresh::{CredentialMapper, CredentialRefresher};
+
+/// Builds an [`AwsCredential`] from `aws_access_key_id`, `aws_secret_access_key` and the
+/// optional `aws_session_token`.
+///
+/// # Errors
+/// [`Error::InvalidOption`] naming `aws_access_key_id` or `aws_secret_access_key` when missing
+/// or empty (the message never contains a secret).
+pub fn aws_credential_from_options(options: &StorageOptions) -> Result<AwsCredential> {
+    let get = |k: &str| options.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let key_id = get(AWS_ACCESS_KEY_ID)
+        .ok_or_else(|| Error::invalid_option(AWS_ACCESS_KEY_ID, "missing or empty"))?;
+    let secret = get(AWS_SECRET_ACCESS_KEY)
+        .ok_or_else(|| Error::invalid_option(AWS_SECRET_ACCESS_KEY, "missing or empty"))?;
+    Ok(AwsCredential {
+        key_id: key_id.to_string(),
+        secret_key: secret.to_string(),
+        token: get(AWS_SESSION_TOKEN).map(str::to_string),
+    })
+}
+
+/// The [`CredentialMapper`] for S3.
+pub fn aws_mapper() -> CredentialMapper<AwsCredential> {
+    Arc::new(aws_credential_from_options)
+}
+
+/// An `object_store` credential provider backed by a [`CredentialRefresher`].
+#[derive(Debug, Clone)]
+pub struct RefreshingAwsCredentialProvider {
+    refresher: CredentialRefresher<AwsCredential>,
+}
+
+impl RefreshingAwsCredentialProvider {
+    /// Wraps `refresher`.
+    pub fn new(refresher: CredentialRefresher<AwsCredential>) -> Self {
+        Self { refresher }
+    }
+}
+
+#[async_trait]
+impl CredentialProvider for RefreshingAwsCredentialProvider {
+    type Credential = AwsCredential;
+
+    async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
+        self.refresher
+            .get_credential()
+            .await
+            .map(|(c, _)| c)
+            .map_err(Error::into_object_store)
+    }
+}
+
+/// Where an S3 store gets its credentials.
+pub enum AwsCredentials {
+    /// Fixed credentials from the options (never refreshed).
+    Static(AwsCredential),
+    /// Credentials kept fresh by a refresher.
+    Refreshing(CredentialRefresher<AwsCredential>),
+    /// Unsigned requests (`aws_skip_signature=true`).
+    None,
+}
+
+/// Builds an S3 store for `bucket` from the non-credential `options` (endpoint, region,
+/// allow-http, client options...) and `credentials`. Never falls back to environment or
+/// instance-metadata credentials.
+///
+/// # Errors
+/// [`Error::InvalidOption`] for an option `object_store` does not know (only keys starting with
+/// `aws_` are checked; other keys are ignored as belonging to other layers) or rejects.
+pub fn build_s3_store(
+    bucket: &str,
+    options: &StorageOptions,
+    credentials: AwsCredentials,
+) -> Result<Arc<dyn ObjectStore>> {
+    let mut builder = AmazonS3Builder::new().with_bucket_name(bucket);
+    let mut keys: Vec<_> = options.keys().collect();
+    keys.sort();
+    for key in keys {
+        if is_credential_key(key) {
+            continue;
+        }
+        match key.parse::<AmazonS3ConfigKey>() {
+            Ok(AmazonS3ConfigKey::Bucket) => {}
+            Ok(k) => builder = builder.with_config(k, &options[key]),
+            Err(_) if key.starts_with("aws_") => {
+                return Err(Error::invalid_option(key, "unknown S3 storage option"));
+            }
+            Err(_) => log::debug!("ignoring storage option '{key}' unknown to the S3 store"),
+        }
+    }
+    builder = match credentials {
+        AwsCredentials::Static(c) => builder.with_credentials(Arc::new(StaticCredentialProvider::new(c))),
+        AwsCredentials::Refreshing(r) => {
+            builder.with_credentials(Arc::new(RefreshingAwsCredentialProvider::new(r)))
+        }
+        AwsCredentials::None => builder.with_skip_signature(true),
+    };
+    let store = builder
+        .build()
+        .map_err(|e| Error::invalid_option("s3", format!("cannot build the S3 store: {e}")))?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(pairs: &[(&str, &str)]) -> StorageOptions {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn c09_missing_secret_is_a_clear_error_without_secrets() {
+        let e = aws_credential_from_options(&opts(&[(AWS_ACCESS_KEY_ID, "AKID")])).unwrap_err();
+        assert!(e.to_string().contains("aws_secret_access_key"), "{e}");
+        let e = aws_credential_from_options(&opts(&[(AWS_SECRET_ACCESS_KEY, "hunter2")])).unwrap_err();
+        assert!(e.to_string().contains("aws_access_key_id") && !e.to_string().contains("hunter2"));
+        let c = aws_credential_from_options(&opts(&[
+            (AWS_ACCESS_KEY_ID, "AKID"),
+            (AWS_SECRET_ACCESS_KEY, "s"),
+            (AWS_SESSION_TOKEN, "t"),
+        ]))
+        .unwrap();
+        assert_eq!((c.key_id.as_str(), c.token.as_deref()), ("AKID", Some("t")));
+    }
+
+    #[test]
+    fn unknown_aws_option_is_rejected_by_name() {
+        let e = build_s3_store("b", &opts(&[("aws_endpont", "http://x")]), AwsCredentials::None).err().unwrap();
+        assert!(e.to_string().contains("aws_endpont"), "{e}");
+    }
+}

@@ -1,0 +1,139 @@
+//! The crate's error type.
+//!
+//! Errors are cheap to clone (sources are behind `Arc`) because one failed refresh is reported
+//! to every caller that waited on it. No variant ever carries a secret: messages name option
+//! keys, never their values when the key is secret.
+
+use std::sync::Arc;
+
+/// A shareable error source (for example a Java throwable captured by the JNI bridge).
+pub type SharedSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in vended-storage.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// A storage option is missing or has a bad value. `key` names the option; `message` says
+    /// what was wrong (it quotes the value only when the key is not secret).
+    #[error("invalid storage option '{key}': {message}")]
+    InvalidOption {
+        /// The option key, e.g. `expires_at_millis`.
+        key: String,
+        /// What was wrong with it.
+        message: String,
+    },
+
+    /// The URI cannot be opened (unknown scheme, no bucket, unparsable).
+    #[error("invalid URI '{uri}': {message}")]
+    InvalidUri {
+        /// The URI as given.
+        uri: String,
+        /// What was wrong with it.
+        message: String,
+    },
+
+    /// The credential provider failed or returned unusable storage options.
+    #[error("credential provider '{provider}' failed: {message}")]
+    Provider {
+        /// The provider's id (see [`crate::StorageOptionsProvider::provider_id`]).
+        provider: String,
+        /// The provider's own message, or what was wrong with its answer.
+        message: String,
+        /// The provider's own error (for the JVM: the Java throwable).
+        #[source]
+        source: Option<SharedSource>,
+    },
+
+    /// The credential has expired and no fresh one could be obtained.
+    #[error("credentials from provider '{provider}' expired at {expired_at_millis} (epoch ms) and could not be refreshed: {last_error}")]
+    CredentialsExpired {
+        /// The provider's id.
+        provider: String,
+        /// When the last good credential expired, epoch milliseconds.
+        expired_at_millis: i64,
+        /// The last refresh error (provider message included).
+        last_error: Box<Error>,
+    },
+
+    /// Waiting for the provider took longer than the provider timeout.
+    #[error("timed out after {waited_ms} ms waiting for credential provider '{provider}'")]
+    Timeout {
+        /// The provider's id.
+        provider: String,
+        /// How long the caller waited, milliseconds.
+        waited_ms: u64,
+    },
+
+    /// An error from the object store (not found, precondition, I/O, permission...).
+    #[error("{0}")]
+    ObjectStore(Arc<object_store::Error>),
+
+    /// The store or session was closed.
+    #[error("the {0} is closed")]
+    Closed(&'static str),
+}
+
+impl From<object_store::Error> for Error {
+    fn from(e: object_store::Error) -> Self {
+        // A refresher error travels through object_store as an error source: unwrap it so
+        // callers see the original kind (provider failure, expiry, timeout).
+        let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&e);
+        while let Some(s) = source {
+            if let Some(inner) = s.downcast_ref::<Error>() {
+                return inner.clone();
+            }
+            source = s.source();
+        }
+        Error::ObjectStore(Arc::new(e))
+    }
+}
+
+impl Error {
+    /// Builds an [`Error::InvalidOption`].
+    pub fn invalid_option(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidOption {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Builds an [`Error::Provider`] without a source.
+    pub fn provider(provider: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Provider {
+            provider: provider.into(),
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Converts this error into an `object_store::Error` (for the credential provider
+    /// boundary); [`From<object_store::Error>`] recovers it.
+    pub fn into_object_store(self) -> object_store::Error {
+        object_store::Error::Generic {
+            store: "vended-storage",
+            source: Box::new(self),
+        }
+    }
+
+    /// The first provider-supplied error source in this error's chain, if any (a Java
+    /// throwable for providers implemented in Java).
+    pub fn provider_source(&self) -> Option<&SharedSource> {
+        match self {
+            Error::Provider { source, .. } => source.as_ref(),
+            Error::CredentialsExpired { last_error, .. } => last_error.provider_source(),
+            _ => None,
+        }
+    }
+
+    /// Whether this error is an authentication failure reported by the endpoint
+    /// (ExpiredToken, InvalidToken, InvalidAccessKeyId, SignatureDoesNotMatch...), after which a
+    /// fresh credential may succeed.
+    pub fn is_auth_failure(&self) -> bool {
+        match self {
+            Error::ObjectStore(e) => crate::store::is_auth_failure(e),
+            _ => false,
+        }
+    }
+}

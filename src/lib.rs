@@ -1,0 +1,49 @@
+//! # vended-storage
+//!
+//! Cloud object storage through [`object_store`] with credentials that a catalog *vends* per
+//! table and that this crate refreshes before they expire.
+//!
+//! - [`StorageOptionsProvider`]: where fresh storage options (credentials plus
+//!   `expires_at_millis`) come from: a catalog client, a Java provider over JNI, or static
+//!   options.
+//! - [`CredentialRefresher`]: keeps one store's credential valid (prefetch before expiry, one
+//!   refresh at a time, bounded waits, keep-valid-on-error).
+//! - [`ObjectStoreRegistry`]: shares stores between opens with an equal [`StoreKey`], whose
+//!   credential source (the provider's identity) keeps tables apart.
+//! - [`VendedStore`]: an opened URI with byte-level calls; [`VendedStore::object_store`] gives
+//!   the `object_store` for other libraries.
+//!
+//! ```no_run
+//! # async fn example() -> vended_storage::Result<()> {
+//! use std::collections::HashMap;
+//! use std::sync::Arc;
+//! use vended_storage::{ObjectStoreRegistry, RefreshConfig, StaticProvider};
+//!
+//! let initial: HashMap<String, String> = HashMap::from([
+//!     ("aws_endpoint".into(), "http://127.0.0.1:9000".into()),
+//!     ("aws_region".into(), "us-east-1".into()),
+//!     ("aws_allow_http".into(), "true".into()),
+//! ]);
+//! let provider = Arc::new(StaticProvider::new("my-table", initial.clone()));
+//! let store = ObjectStoreRegistry::global().open("s3://bucket/table", initial, Some(provider), RefreshConfig::default())?;
+//! store.put("part-0", bytes::Bytes::from_static(b"hello")).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod cloud;
+pub mod error;
+pub mod options;
+pub mod provider;
+pub mod refresh;
+pub mod registry;
+pub mod store;
+pub mod uri;
+
+mod jni;
+
+pub use error::{Error, Result};
+pub use options::StorageOptions;
+pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
+pub use refresh::{Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, SystemClock};
+pub use registry::{ObjectStoreRegistry, RegistryConfig, StoreKey};
+pub use store::{ObjectInfo, VendedStore};

@@ -1,0 +1,135 @@
+//! One credential generation: the merged options a provider answered with, the credential
+//! built from them, and when to refresh them.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::options::{is_credential_key, parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
+use crate::refresh::config::{millis, RefreshConfig};
+
+/// Builds a cloud credential (for example `object_store::aws::AwsCredential`) from storage
+/// options.
+///
+/// # Errors
+/// An [`crate::Error::InvalidOption`] naming the missing or bad key.
+pub type CredentialMapper<C> = Arc<dyn Fn(&StorageOptions) -> Result<C> + Send + Sync>;
+
+/// A generation of credentials. Generation numbers start at 1 and grow by one per accepted
+/// refresh.
+pub struct Generation<C> {
+    /// 1 for the options the store was opened with, then +1 per accepted refresh.
+    pub number: u64,
+    /// The merged storage options of this generation.
+    pub options: Arc<StorageOptions>,
+    /// The credential, or `None` when the options carry none (the first use then fetches).
+    pub credential: Option<Arc<C>>,
+    /// Local time this generation was accepted, epoch ms.
+    pub fetched_at_millis: i64,
+    /// Expiry, epoch ms; `None` when the provider gave none (used until the endpoint rejects
+    /// it).
+    pub expires_at_millis: Option<i64>,
+    /// From this time (epoch ms) one background refresh starts.
+    pub refresh_at_millis: i64,
+    /// From this time (epoch ms) requests wait for the refresh.
+    pub stale_at_millis: i64,
+}
+
+impl<C> Generation<C> {
+    /// Builds generation `number` from merged `options` at local time `now` (epoch ms).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidOption`] for a bad `expires_at_millis` or a credential the mapper
+    /// rejects (missing secret...).
+    pub fn build(
+        number: u64,
+        options: StorageOptions,
+        now: i64,
+        config: &RefreshConfig,
+        mapper: &CredentialMapper<C>,
+    ) -> Result<Self> {
+        let expires_at_millis = options
+            .get(EXPIRES_AT_MILLIS)
+            .map(|v| parse_expires_at_millis(v))
+            .transpose()?;
+        let has_keys = options
+            .keys()
+            .any(|k| is_credential_key(k) && k != EXPIRES_AT_MILLIS);
+        let credential = if has_keys {
+            Some(Arc::new(mapper(&options)?))
+        } else {
+            None
+        };
+        let (refresh_at_millis, stale_at_millis) = match (&credential, expires_at_millis) {
+            (None, _) => (i64::MIN, i64::MIN),
+            (Some(_), None) => (i64::MAX, i64::MAX),
+            (Some(_), Some(exp)) => schedule(exp, now, config),
+        };
+        Ok(Self {
+            number,
+            options: Arc::new(options),
+            credential,
+            fetched_at_millis: now,
+            expires_at_millis,
+            refresh_at_millis,
+            stale_at_millis,
+        })
+    }
+
+    /// Whether this generation can sign a request at `now` (epoch ms).
+    pub fn is_valid_at(&self, now: i64) -> bool {
+        self.credential.is_some() && self.expires_at_millis.is_none_or(|e| now < e)
+    }
+}
+
+/// Refresh and stale points for a credential expiring at `exp`, fetched at `now` (epoch ms).
+fn schedule(exp: i64, now: i64, config: &RefreshConfig) -> (i64, i64) {
+    let lifetime = exp.saturating_sub(now).max(0);
+    let lead = millis(config.lead_time).min(lifetime / 2);
+    let jitter_frac = config.jitter.clamp(0.0, 0.5);
+    let jitter = (lead as f64 * jitter_frac * rand::random::<f64>()) as i64;
+    let stale = millis(config.stale_window).min(lead / 2);
+    (
+        exp.saturating_sub(lead).saturating_sub(jitter),
+        exp.saturating_sub(stale),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn cfg(lead_s: u64) -> RefreshConfig {
+        RefreshConfig {
+            lead_time: Duration::from_secs(lead_s),
+            jitter: 0.0,
+            ..RefreshConfig::default()
+        }
+    }
+
+    #[test]
+    fn c02_lead_time_is_at_most_half_the_lifetime() {
+        let now = 1_800_000_000_000;
+        // 10 min credential, 5 min lead: refresh 5 min before expiry, stale 30 s before.
+        let (r, s) = schedule(now + 600_000, now, &cfg(300));
+        assert_eq!(r, now + 300_000);
+        assert_eq!(s, now + 600_000 - 30_000);
+        // 60 s credential, 5 min lead: lead capped at 30 s, stale window at 15 s.
+        let (r, s) = schedule(now + 60_000, now, &cfg(300));
+        assert_eq!(r, now + 30_000);
+        assert_eq!(s, now + 45_000);
+    }
+
+    #[test]
+    fn jitter_only_moves_the_refresh_earlier_and_within_bounds() {
+        let now = 1_800_000_000_000;
+        let config = RefreshConfig {
+            jitter: 0.5,
+            ..RefreshConfig::default()
+        };
+        for _ in 0..100 {
+            let (r, _) = schedule(now + 600_000, now, &config);
+            assert!(r <= now + 300_000 && r >= now + 150_000, "{r}");
+        }
+    }
+}

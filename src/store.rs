@@ -1,0 +1,307 @@
+//! Stores handed to users: [`VendedStore`] (a registry entry plus a base path, with simple
+//! byte-level calls) and [`AuthRetryStore`] (retries once with a fresh credential after the
+//! endpoint rejects one).
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::{BoxStream, TryStreamExt};
+use object_store::aws::AwsCredential;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, ObjectStoreExt,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+};
+
+use crate::error::{Error, Result};
+use crate::refresh::{CredentialRefresher, RefreshStats};
+use crate::registry::StoreEntry;
+
+/// Error codes with which S3 and S3-compatible endpoints reject a credential (as opposed to
+/// refusing an authorised identity access).
+const AUTH_FAILURE_CODES: [&str; 6] = [
+    "ExpiredToken",
+    "InvalidToken",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "TokenRefreshRequired",
+    "InvalidClientTokenId",
+];
+
+/// Whether `e` is the endpoint rejecting the credential (ExpiredToken, InvalidToken,
+/// InvalidAccessKeyId, SignatureDoesNotMatch...), judged from the error and its sources.
+pub fn is_auth_failure(e: &object_store::Error) -> bool {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    AUTH_FAILURE_CODES.iter().any(|c| text.contains(c))
+}
+
+/// Wraps an S3 store: when a request fails because the endpoint rejected the credential, the
+/// credential generation that was current is invalidated and the request is retried once with
+/// a freshly fetched credential. Streams (`list`, `delete_stream`) are passed through.
+pub struct AuthRetryStore {
+    inner: Arc<dyn ObjectStore>,
+    refresher: CredentialRefresher<AwsCredential>,
+}
+
+impl AuthRetryStore {
+    /// Wraps `inner`, whose credentials come from `refresher`.
+    pub fn new(inner: Arc<dyn ObjectStore>, refresher: CredentialRefresher<AwsCredential>) -> Self {
+        Self { inner, refresher }
+    }
+}
+
+impl fmt::Debug for AuthRetryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthRetryStore")
+            .field("inner", &self.inner)
+            .field("provider", &self.refresher.provider_id())
+            .finish()
+    }
+}
+
+impl fmt::Display for AuthRetryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AuthRetry({})", self.inner)
+    }
+}
+
+/// Runs `$call` (an expression using `self.inner`); on an auth failure invalidates the
+/// generation that was current and runs it once more.
+macro_rules! with_auth_retry {
+    ($self:ident, $call:expr) => {{
+        let generation = $self.refresher.generation();
+        match $call.await {
+            Err(e) if is_auth_failure(&e) => {
+                log::debug!("request rejected by the endpoint ({e}); retrying once with a fresh credential");
+                $self.refresher.invalidate(generation);
+                $call.await
+            }
+            other => other,
+        }
+    }};
+}
+
+#[async_trait]
+impl ObjectStore for AuthRetryStore {
+    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
+        with_auth_retry!(self, self.inner.put_opts(location, payload.clone(), opts.clone()))
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        with_auth_retry!(self, self.inner.put_multipart_opts(location, opts.clone()))
+    }
+
+    async fn get_opts(&self, location: &Path, options: GetOptions) -> object_store::Result<GetResult> {
+        with_auth_retry!(self, self.inner.get_opts(location, options.clone()))
+    }
+
+    async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> object_store::Result<Vec<Bytes>> {
+        with_auth_retry!(self, self.inner.get_ranges(location, ranges))
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        with_auth_retry!(self, self.inner.list_with_delimiter(prefix))
+    }
+
+    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> object_store::Result<()> {
+        with_auth_retry!(self, self.inner.copy_opts(from, to, options.clone()))
+    }
+
+    async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> object_store::Result<()> {
+        with_auth_retry!(self, self.inner.rename_opts(from, to, options.clone()))
+    }
+}
+
+/// Metadata of an object, with its path relative to the store's base prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Path relative to the URI's prefix.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification, epoch milliseconds.
+    pub last_modified_millis: i64,
+    /// ETag, if the store gives one.
+    pub e_tag: Option<String>,
+    /// Version, if the store gives one.
+    pub version: Option<String>,
+}
+
+/// A store opened from a URI: a shared registry entry (the `object_store` and its credential
+/// refresher) plus the URI's prefix. Paths given to its methods are relative to that prefix.
+/// Dropping the last `VendedStore` of an entry whose provider has an exact object identity
+/// removes that entry from the registry (releasing the provider).
+pub struct VendedStore {
+    pub(crate) entry: Arc<StoreEntry>,
+    pub(crate) base: Path,
+    pub(crate) uri: String,
+}
+
+impl fmt::Debug for VendedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VendedStore")
+            .field("uri", &self.uri)
+            .field("key", &self.entry.key)
+            .finish()
+    }
+}
+
+impl Drop for VendedStore {
+    fn drop(&mut self) {
+        self.entry.release_handle();
+    }
+}
+
+impl VendedStore {
+    /// The underlying `object_store` (shared with every store of the same key), for use with
+    /// other `object_store`-based libraries. Its paths are not prefixed.
+    pub fn object_store(&self) -> Arc<dyn ObjectStore> {
+        self.entry.store.clone()
+    }
+
+    /// The URI this store was opened with.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The store's cache identity (prints no secret).
+    pub fn key(&self) -> &crate::registry::StoreKey {
+        &self.entry.key
+    }
+
+    /// The full path of `relative` under the URI's prefix.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `path`) for an empty path or one with empty, `.` or `..`
+    /// segments.
+    pub fn path(&self, relative: &str) -> Result<Path> {
+        let rel = relative.trim_start_matches('/');
+        if rel.is_empty() {
+            return Err(Error::invalid_option("path", "an object path must not be empty"));
+        }
+        let rel = Path::parse(rel).map_err(|e| Error::invalid_option("path", e.to_string()))?;
+        Ok(self.base.parts().chain(rel.parts()).collect())
+    }
+
+    fn prefix(&self, relative: Option<&str>) -> Result<Option<Path>> {
+        match relative.map(|r| r.trim_matches('/')).filter(|r| !r.is_empty()) {
+            Some(r) => Ok(Some(self.path(r)?)),
+            None if self.base.as_ref().is_empty() => Ok(None),
+            None => Ok(Some(self.base.clone())),
+        }
+    }
+
+    fn relative(&self, full: &Path) -> String {
+        match full.prefix_match(&self.base) {
+            Some(parts) => parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"),
+            None => full.to_string(),
+        }
+    }
+
+    fn info(&self, meta: ObjectMeta) -> ObjectInfo {
+        ObjectInfo {
+            path: self.relative(&meta.location),
+            size: meta.size,
+            last_modified_millis: meta.last_modified.timestamp_millis(),
+            e_tag: meta.e_tag,
+            version: meta.version,
+        }
+    }
+
+    /// Reads a whole object.
+    ///
+    /// # Errors
+    /// Not found, permission/credential, provider and I/O errors (see [`Error`]).
+    pub async fn get(&self, path: &str) -> Result<Bytes> {
+        let p = self.path(path)?;
+        Ok(self.entry.store.get(&p).await?.bytes().await?)
+    }
+
+    /// Reads bytes `range` (start inclusive, end exclusive) of an object.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get); an empty or inverted range is [`Error::InvalidOption`].
+    pub async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
+        if range.start >= range.end {
+            return Err(Error::invalid_option(
+                "range",
+                format!("start {} must be below end {}", range.start, range.end),
+            ));
+        }
+        let p = self.path(path)?;
+        Ok(self.entry.store.get_range(&p, range).await?)
+    }
+
+    /// Writes a whole object (atomically replacing any previous one).
+    ///
+    /// # Errors
+    /// Permission/credential, provider and I/O errors.
+    pub async fn put(&self, path: &str, data: Bytes) -> Result<()> {
+        let p = self.path(path)?;
+        self.entry.store.put(&p, PutPayload::from(data)).await?;
+        Ok(())
+    }
+
+    /// Reads an object's metadata.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    pub async fn head(&self, path: &str) -> Result<ObjectInfo> {
+        let p = self.path(path)?;
+        Ok(self.info(self.entry.store.head(&p).await?))
+    }
+
+    /// Lists every object under `prefix` (relative; `None` for everything under the URI).
+    ///
+    /// # Errors
+    /// Permission/credential, provider and I/O errors.
+    pub async fn list(&self, prefix: Option<&str>) -> Result<Vec<ObjectInfo>> {
+        let p = self.prefix(prefix)?;
+        let metas: Vec<ObjectMeta> = self.entry.store.list(p.as_ref()).try_collect().await?;
+        Ok(metas.into_iter().map(|m| self.info(m)).collect())
+    }
+
+    /// Deletes an object (deleting a missing object is not an error on S3).
+    ///
+    /// # Errors
+    /// Permission/credential, provider and I/O errors.
+    pub async fn delete(&self, path: &str) -> Result<()> {
+        let p = self.path(path)?;
+        self.entry.store.delete(&p).await?;
+        Ok(())
+    }
+
+    /// The credential refresher's counters, or `None` for stores without a provider.
+    pub fn refresh_stats(&self) -> Option<RefreshStats> {
+        self.entry.refresher.as_ref().map(|r| r.stats())
+    }
+
+    /// The credential refresher, or `None` for stores without a provider.
+    pub fn refresher(&self) -> Option<&CredentialRefresher<AwsCredential>> {
+        self.entry.refresher.as_ref()
+    }
+}
+

@@ -47,3 +47,4 @@ pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOpti
 pub use refresh::{Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, SystemClock};
 pub use registry::{ObjectStoreRegistry, RegistryConfig, StoreKey};
 pub use store::{ObjectInfo, VendedStore};
+pub use crate::jni::JavaStorageOptionsProvider;

@@ -1,1 +1,343 @@
-//! JNI bridge (work in progress).
+//! The JNI binding: native methods of `dev.vended.storage.NativeBridge`.
+//!
+//! Every entry point runs inside `EnvUnowned::with_env` (which catches panics) and resolves
+//! through [`errors::ThrowJava`], so no panic or Rust error crosses into the JVM: each becomes a
+//! Java exception (see [`errors`] for the mapping). Blocking work runs on the binding's runtime
+//! ([`runtime`]), whose threads are attached to the JVM as daemons.
+
+mod errors;
+mod handles;
+mod provider;
+mod runtime;
+
+pub use provider::JavaStorageOptionsProvider;
+
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jint, jlong, JNI_VERSION_1_8};
+use jni::{Env, EnvUnowned, JavaVM};
+
+use crate::options::StorageOptions;
+use crate::provider::StorageOptionsProvider;
+use crate::refresh::RefreshConfig;
+use crate::registry::ObjectStoreRegistry;
+use crate::store::{ObjectInfo, VendedStore};
+use errors::{BridgeError, ThrowJava};
+
+type BridgeResult<T> = std::result::Result<T, BridgeError>;
+
+/// Stores the `JavaVM` (this also sets `JavaVM::singleton()`), for runtime threads to attach.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` pointer when the library is loaded.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
+    let stored = std::panic::catch_unwind(|| {
+        // SAFETY: the JVM passes a valid, live JavaVM pointer.
+        let _ = unsafe { JavaVM::from_raw(vm) };
+    });
+    if stored.is_err() {
+        return jni::sys::JNI_ERR;
+    }
+    JNI_VERSION_1_8
+}
+
+fn string_arg(env: &Env<'_>, s: &JString<'_>, name: &str) -> BridgeResult<String> {
+    if s.is_null() {
+        return Err(BridgeError::Argument(format!("{name} must not be null")));
+    }
+    Ok(s.try_to_string(env)?)
+}
+
+fn optional_string(env: &Env<'_>, s: &JString<'_>) -> BridgeResult<Option<String>> {
+    if s.is_null() {
+        Ok(None)
+    } else {
+        Ok(Some(s.try_to_string(env)?))
+    }
+}
+
+fn store(handle: jlong) -> BridgeResult<Arc<VendedStore>> {
+    handles::get(handle).ok_or(BridgeError::Closed)
+}
+
+fn block_on<F: std::future::Future>(fut: F) -> BridgeResult<F::Output> {
+    Ok(runtime::runtime()?.block_on(fut))
+}
+
+fn read_options(env: &mut Env<'_>, keys: &JObjectArray<'_>, values: &JObjectArray<'_>) -> BridgeResult<StorageOptions> {
+    let mut options = StorageOptions::new();
+    if keys.is_null() || values.is_null() {
+        if keys.is_null() && values.is_null() {
+            return Ok(options);
+        }
+        return Err(BridgeError::Argument("option keys and values must both be given".into()));
+    }
+    let n = keys.len(env)?;
+    if values.len(env)? != n {
+        return Err(BridgeError::Argument("option keys and values differ in length".into()));
+    }
+    for i in 0..n {
+        let (k, v) = env.with_local_frame(4, |env| -> BridgeResult<(String, Option<String>)> {
+            let k = keys.get_element(env, i)?;
+            let k = env.cast_local::<JString>(k)?;
+            let v = values.get_element(env, i)?;
+            let v = env.cast_local::<JString>(v)?;
+            let k = string_arg(env, &k, "a storage option key")?;
+            Ok((k, optional_string(env, &v)?))
+        })?;
+        let v = v.ok_or_else(|| BridgeError::Argument(format!("storage option '{k}' has a null value")))?;
+        options.insert(k, v);
+    }
+    Ok(options)
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    uri: JString<'l>,
+    keys: JObjectArray<'l>,
+    values: JObjectArray<'l>,
+    provider: JObject<'l>,
+    provider_id: JString<'l>,
+    lead_time_millis: jlong,
+    _session: jlong,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let uri = string_arg(env, &uri, "uri")?;
+        let options = read_options(env, &keys, &values)?;
+        let provider: Option<Arc<dyn StorageOptionsProvider>> = if provider.is_null() {
+            None
+        } else {
+            let id = optional_string(env, &provider_id)?;
+            Some(Arc::new(JavaStorageOptionsProvider::new(env, &provider, id)?))
+        };
+        let refresh = if lead_time_millis < 0 {
+            RefreshConfig::default()
+        } else {
+            RefreshConfig::with_lead_time(Duration::from_millis(lead_time_millis as u64))
+        };
+        let _guard = runtime::runtime()?.enter();
+        let store = ObjectStoreRegistry::global().open(&uri, options, provider, refresh)?;
+        Ok(handles::insert(store))
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_get<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+) -> JByteArray<'l> {
+    env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let bytes = block_on(store.get(&path))??;
+        Ok(env.byte_array_from_slice(&bytes)?)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRange<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    start: jlong,
+    end: jlong,
+) -> JByteArray<'l> {
+    env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        if start < 0 || end < start {
+            return Err(BridgeError::Argument(format!(
+                "invalid range [{start}, {end}): start must be >= 0 and end >= start"
+            )));
+        }
+        if start == end {
+            return Ok(env.byte_array_from_slice(&[])?);
+        }
+        let bytes = block_on(store.get_range(&path, start as u64..end as u64))??;
+        Ok(env.byte_array_from_slice(&bytes)?)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_put<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    data: JByteArray<'l>,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        if data.is_null() {
+            return Err(BridgeError::Argument("data must not be null".into()));
+        }
+        let bytes = env.convert_byte_array(&data)?;
+        block_on(store.put(&path, bytes.into()))??;
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+fn info_strings(info: &ObjectInfo) -> [Option<String>; 5] {
+    [
+        Some(info.path.clone()),
+        Some(info.size.to_string()),
+        Some(info.last_modified_millis.to_string()),
+        info.e_tag.clone(),
+        info.version.clone(),
+    ]
+}
+
+fn string_array<'l>(env: &mut Env<'l>, items: impl ExactSizeIterator<Item = Option<String>>) -> BridgeResult<JObject<'l>> {
+    let array = JObjectArray::<JString>::new(env, items.len(), JString::null())?;
+    for (i, item) in items.enumerate() {
+        if let Some(s) = item {
+            env.with_local_frame(2, |env| -> BridgeResult<()> {
+                let js = env.new_string(&s)?;
+                array.set_element(env, i, &js)?;
+                Ok(())
+            })?;
+        }
+    }
+    Ok(array.into())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_head<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let info = block_on(store.head(&path))??;
+        string_array(env, info_strings(&info).into_iter())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_list<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    prefix: JString<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let prefix = optional_string(env, &prefix)?;
+        let infos = block_on(store.list(prefix.as_deref()))??;
+        let flat: Vec<Option<String>> = infos.iter().flat_map(info_strings).collect();
+        string_array(env, flat.into_iter())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_delete<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        block_on(store.delete(&path))??;
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_refreshStats<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    env.with_env(|env| -> BridgeResult<JLongArray<'l>> {
+        let store = store(handle)?;
+        let values: [jlong; 6] = match store.refresh_stats() {
+            Some(s) => [
+                s.fetches as jlong,
+                s.failures as jlong,
+                s.last_refresh_millis.unwrap_or(-1),
+                s.expires_at_millis.unwrap_or(-1),
+                s.stale_waits as jlong,
+                s.generation as jlong,
+            ],
+            None => [0, 0, -1, -1, 0, 0],
+        };
+        let array = JLongArray::new(env, values.len())?;
+        array.set_region(env, 0, &values)?;
+        Ok(array)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_close<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> BridgeResult<()> {
+        handles::remove(handle);
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> { Ok(env.new_string(env!("CARGO_PKG_VERSION"))?.into()) })
+        .resolve::<ThrowJava>()
+}
+
+/// Test hook: panics with `message` (in the calling thread, or inside a runtime task when
+/// `in_runtime`) so tests can show a panic becomes a Java exception. Active only when the
+/// environment variable `VENDED_STORAGE_TEST_HOOKS` is `1`; otherwise throws
+/// IllegalStateException.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_testPanic<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    message: JString<'l>,
+    in_runtime: jni::sys::jboolean,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        if std::env::var("VENDED_STORAGE_TEST_HOOKS").as_deref() != Ok("1") {
+            return Err(BridgeError::Storage(crate::Error::Closed("test hook (set VENDED_STORAGE_TEST_HOOKS=1)")));
+        }
+        let message = string_arg(env, &message, "message")?;
+        if in_runtime {
+            let rt = runtime::runtime()?;
+            let joined = rt.block_on(rt.spawn_blocking(move || -> () { panic!("{message}") }));
+            if let Err(e) = joined {
+                std::panic::resume_unwind(e.into_panic());
+            }
+            return Ok(());
+        }
+        panic!("{message}")
+    })
+    .resolve::<ThrowJava>()
+}

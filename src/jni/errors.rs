@@ -1,0 +1,161 @@
+//! Mapping Rust errors and panics to Java exceptions at every entry point.
+//!
+//! | Rust error | Java exception (package `dev.vended.storage`) |
+//! |---|---|
+//! | not found | `ObjectNotFoundException` |
+//! | already exists | `ObjectAlreadyExistsException` |
+//! | precondition / not modified | `PreconditionFailedException` |
+//! | provider failure, expired credentials, permission, auth failure | `CredentialsException` (cause: the provider's throwable) |
+//! | invalid URI or option | `InvalidOptionsException` |
+//! | provider timeout | `StorageTimeoutException` |
+//! | closed store | `java.lang.IllegalStateException` |
+//! | bad argument (null, negative range) | `java.lang.IllegalArgumentException` |
+//! | anything else, or a panic | `StorageException` |
+
+use jni::errors::ErrorPolicy;
+use jni::objects::{JObject, JValue};
+use jni::strings::JNIStr;
+use jni::{jni_sig, jni_str, Env};
+
+use crate::error::Error;
+use crate::jni::provider::JavaException;
+use crate::store::is_auth_failure;
+
+/// An error at the JNI boundary.
+pub(crate) enum BridgeError {
+    /// A library error, mapped by kind.
+    Storage(Error),
+    /// The handle is closed or unknown.
+    Closed,
+    /// A bad argument from Java.
+    Argument(String),
+    /// A JNI failure (an exception may already be pending).
+    Jni(jni::errors::Error),
+}
+
+impl From<jni::errors::Error> for BridgeError {
+    fn from(e: jni::errors::Error) -> Self {
+        BridgeError::Jni(e)
+    }
+}
+
+impl From<Error> for BridgeError {
+    fn from(e: Error) -> Self {
+        BridgeError::Storage(e)
+    }
+}
+
+const STORAGE: &JNIStr = jni_str!("dev/vended/storage/StorageException");
+
+fn class_for(e: &Error) -> &'static JNIStr {
+    match e {
+        Error::InvalidOption { .. } | Error::InvalidUri { .. } => jni_str!("dev/vended/storage/InvalidOptionsException"),
+        Error::Provider { .. } | Error::CredentialsExpired { .. } => jni_str!("dev/vended/storage/CredentialsException"),
+        Error::Timeout { .. } => jni_str!("dev/vended/storage/StorageTimeoutException"),
+        Error::Closed(_) => jni_str!("java/lang/IllegalStateException"),
+        Error::ObjectStore(os) => match os.as_ref() {
+            object_store::Error::NotFound { .. } => jni_str!("dev/vended/storage/ObjectNotFoundException"),
+            object_store::Error::AlreadyExists { .. } => jni_str!("dev/vended/storage/ObjectAlreadyExistsException"),
+            object_store::Error::Precondition { .. } | object_store::Error::NotModified { .. } => {
+                jni_str!("dev/vended/storage/PreconditionFailedException")
+            }
+            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+                jni_str!("dev/vended/storage/CredentialsException")
+            }
+            object_store::Error::InvalidPath { .. } => jni_str!("dev/vended/storage/InvalidOptionsException"),
+            other if is_auth_failure(other) || other.to_string().contains("AccessDenied") => {
+                jni_str!("dev/vended/storage/CredentialsException")
+            }
+            _ => STORAGE,
+        },
+    }
+}
+
+/// Throws `class(message, cause)`; `class` must have a `(String, Throwable)` constructor.
+fn throw_with_cause(env: &mut Env<'_>, class: &JNIStr, message: &str, cause: Option<&JObject<'_>>) -> jni::errors::Result<()> {
+    let null = JObject::null();
+    let cause = cause.unwrap_or(&null);
+    let msg = env.new_string(message)?;
+    let obj = env.new_object(
+        class,
+        jni_sig!("(Ljava/lang/String;Ljava/lang/Throwable;)V"),
+        &[JValue::Object(&msg), JValue::Object(cause)],
+    )?;
+    let throwable = env.cast_local::<jni::objects::JThrowable>(obj)?;
+    match env.throw(&throwable) {
+        Ok(()) | Err(jni::errors::Error::JavaException) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn throw_plain(env: &mut Env<'_>, class: &JNIStr, message: &str) -> jni::errors::Result<()> {
+    match env.throw_new(class, jni::strings::JNIString::from(message)) {
+        Ok(()) | Err(jni::errors::Error::JavaException) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Throws the Java exception for `e`. Does nothing when an exception is already pending.
+pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()> {
+    if env.exception_check() {
+        return Ok(());
+    }
+    match e {
+        BridgeError::Closed => throw_plain(env, jni_str!("java/lang/IllegalStateException"), "the object store is closed"),
+        BridgeError::Argument(m) => throw_plain(env, jni_str!("java/lang/IllegalArgumentException"), &m),
+        BridgeError::Jni(e) => throw_with_cause(env, STORAGE, &format!("JNI failure in vended-storage: {e}"), None),
+        BridgeError::Storage(e) => {
+            let class = class_for(&e);
+            if class == jni_str!("java/lang/IllegalStateException") {
+                return throw_plain(env, class, &e.to_string());
+            }
+            let cause = e
+                .provider_source()
+                .and_then(|s| s.downcast_ref::<JavaException>())
+                .map(|j| &*j.throwable);
+            throw_with_cause(env, class, &e.to_string(), cause.map(|t| t.as_ref()))
+        }
+    }
+}
+
+/// Panic payload as text (`&str` and `String` payloads; others generically).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+/// The error policy of every entry point: errors become the mapped Java exception, panics a
+/// `StorageException` carrying the panic message; the return value is then the default
+/// (`0`, `null`).
+pub(crate) struct ThrowJava;
+
+impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJava {
+    type Captures<'unowned_env_local: 'native_method, 'native_method> = ();
+
+    fn on_error<'unowned_env_local: 'native_method, 'native_method>(
+        env: &mut Env<'unowned_env_local>,
+        _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
+        err: BridgeError,
+    ) -> jni::errors::Result<T> {
+        throw(env, err)?;
+        Ok(T::default())
+    }
+
+    fn on_panic<'unowned_env_local: 'native_method, 'native_method>(
+        env: &mut Env<'unowned_env_local>,
+        _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
+        payload: Box<dyn std::any::Any + Send + 'static>,
+    ) -> jni::errors::Result<T> {
+        let msg = panic_message(payload.as_ref());
+        log::error!("panic in vended-storage native code: {msg}");
+        if !env.exception_check() {
+            throw_with_cause(env, STORAGE, &format!("internal error in vended-storage native code (panic): {msg}"), None)?;
+        }
+        Ok(T::default())
+    }
+}

@@ -36,6 +36,7 @@ pub mod options;
 pub mod provider;
 pub mod refresh;
 pub mod registry;
+pub mod session;
 pub mod store;
 pub mod uri;
 
@@ -46,5 +47,6 @@ pub use options::StorageOptions;
 pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
 pub use refresh::{Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, SystemClock};
 pub use registry::{ObjectStoreRegistry, RegistryConfig, StoreKey};
+pub use session::{Session, SessionConfig, SessionStats};
 pub use store::{ObjectInfo, VendedStore};
 pub use crate::jni::JavaStorageOptionsProvider;

@@ -89,7 +89,7 @@ fn fingerprint(options: &StorageOptions) -> u64 {
 
 /// A shared store: the `object_store`, its refresher, and how many [`VendedStore`]s use it.
 pub struct StoreEntry {
-    pub(crate) key: StoreKey,
+    pub(crate) key: Arc<StoreKey>,
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) refresher: Option<CredentialRefresher<AwsCredential>>,
     handles: AtomicUsize,
@@ -102,7 +102,7 @@ impl StoreEntry {
         if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 && exact {
             // Nobody else can ask for this exact provider object once its last store is closed:
             // drop the entry so the provider (a Java global reference) is released now.
-            self.cache.invalidate(&self.key);
+            self.cache.invalidate(&*self.key);
         }
     }
 }
@@ -211,6 +211,7 @@ impl ObjectStoreRegistry {
             entry,
             base: parsed.base,
             uri: uri.to_string(),
+            session: None,
         })
     }
 
@@ -270,7 +271,7 @@ impl ObjectStoreRegistry {
             Scheme::Memory => (Arc::new(object_store::memory::InMemory::new()), None),
         };
         Ok(Arc::new(StoreEntry {
-            key,
+            key: Arc::new(key),
             store,
             refresher,
             handles: AtomicUsize::new(0),

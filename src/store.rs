@@ -19,6 +19,7 @@ use object_store::{
 use crate::error::{Error, Result};
 use crate::refresh::{CredentialRefresher, RefreshStats};
 use crate::registry::StoreEntry;
+use crate::session::Session;
 
 /// Error codes with which S3 and S3-compatible endpoints reject a credential (as opposed to
 /// refusing an authorised identity access).
@@ -158,6 +159,7 @@ pub struct VendedStore {
     pub(crate) entry: Arc<StoreEntry>,
     pub(crate) base: Path,
     pub(crate) uri: String,
+    pub(crate) session: Option<Arc<Session>>,
 }
 
 impl fmt::Debug for VendedStore {
@@ -176,6 +178,19 @@ impl Drop for VendedStore {
 }
 
 impl VendedStore {
+    /// Uses `session`'s caches for [`head`](Self::head) and small
+    /// [`get_range`](Self::get_range) reads; writes and deletes through this store drop the
+    /// object's entries.
+    pub fn with_session(mut self, session: Arc<Session>) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// The session this store caches in, if any.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.session.as_ref()
+    }
+
     /// The underlying `object_store` (shared with every store of the same key), for use with
     /// other `object_store`-based libraries. Its paths are not prefixed.
     pub fn object_store(&self) -> Arc<dyn ObjectStore> {
@@ -211,6 +226,12 @@ impl VendedStore {
             Some(r) => Ok(Some(self.path(r)?)),
             None if self.base.as_ref().is_empty() => Ok(None),
             None => Ok(Some(self.base.clone())),
+        }
+    }
+
+    fn forget(&self, full: &Path) {
+        if let Some(s) = &self.session {
+            s.forget_object(&self.entry.key, full.as_ref());
         }
     }
 
@@ -252,7 +273,17 @@ impl VendedStore {
             ));
         }
         let p = self.path(path)?;
-        Ok(self.entry.store.get_range(&p, range).await?)
+        let session = self.session.as_ref().filter(|s| s.caches_range(&range));
+        if let Some(s) = session {
+            if let Some(bytes) = s.cached_range(&self.entry.key, p.as_ref(), range.clone()) {
+                return Ok(bytes);
+            }
+        }
+        let bytes = self.entry.store.get_range(&p, range.clone()).await?;
+        if let Some(s) = session {
+            s.put_range(&self.entry.key, p.as_ref(), range, bytes.clone());
+        }
+        Ok(bytes)
     }
 
     /// Writes a whole object (atomically replacing any previous one).
@@ -261,7 +292,9 @@ impl VendedStore {
     /// Permission/credential, provider and I/O errors.
     pub async fn put(&self, path: &str, data: Bytes) -> Result<()> {
         let p = self.path(path)?;
-        self.entry.store.put(&p, PutPayload::from(data)).await?;
+        let result = self.entry.store.put(&p, PutPayload::from(data)).await;
+        self.forget(&p);
+        result?;
         Ok(())
     }
 
@@ -271,7 +304,16 @@ impl VendedStore {
     /// As [`get`](Self::get).
     pub async fn head(&self, path: &str) -> Result<ObjectInfo> {
         let p = self.path(path)?;
-        Ok(self.info(self.entry.store.head(&p).await?))
+        if let Some(s) = &self.session {
+            if let Some(info) = s.cached_head(&self.entry.key, p.as_ref()) {
+                return Ok(info);
+            }
+        }
+        let info = self.info(self.entry.store.head(&p).await?);
+        if let Some(s) = &self.session {
+            s.put_head(&self.entry.key, p.as_ref(), info.clone());
+        }
+        Ok(info)
     }
 
     /// Lists every object under `prefix` (relative; `None` for everything under the URI).
@@ -290,7 +332,9 @@ impl VendedStore {
     /// Permission/credential, provider and I/O errors.
     pub async fn delete(&self, path: &str) -> Result<()> {
         let p = self.path(path)?;
-        self.entry.store.delete(&p).await?;
+        let result = self.entry.store.delete(&p).await;
+        self.forget(&p);
+        result?;
         Ok(())
     }
 

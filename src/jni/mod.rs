@@ -24,6 +24,7 @@ use crate::options::StorageOptions;
 use crate::provider::StorageOptionsProvider;
 use crate::refresh::RefreshConfig;
 use crate::registry::ObjectStoreRegistry;
+use crate::session::{Session, SessionConfig};
 use crate::store::{ObjectInfo, VendedStore};
 use errors::{BridgeError, ThrowJava};
 
@@ -61,7 +62,11 @@ fn optional_string(env: &Env<'_>, s: &JString<'_>) -> BridgeResult<Option<String
 }
 
 fn store(handle: jlong) -> BridgeResult<Arc<VendedStore>> {
-    handles::get(handle).ok_or(BridgeError::Closed)
+    handles::STORES.get(handle).ok_or(BridgeError::Closed)
+}
+
+fn session(handle: jlong) -> BridgeResult<Arc<Session>> {
+    handles::SESSIONS.get(handle).ok_or(BridgeError::Closed)
 }
 
 fn block_on<F: std::future::Future>(fut: F) -> BridgeResult<F::Output> {
@@ -106,7 +111,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
     provider: JObject<'l>,
     provider_id: JString<'l>,
     lead_time_millis: jlong,
-    _session: jlong,
+    session_handle: jlong,
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let uri = string_arg(env, &uri, "uri")?;
@@ -122,9 +127,16 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
         } else {
             RefreshConfig::with_lead_time(Duration::from_millis(lead_time_millis as u64))
         };
+        let session = match session_handle {
+            0 => None,
+            h => Some(session(h)?),
+        };
         let _guard = runtime::runtime()?.enter();
-        let store = ObjectStoreRegistry::global().open(&uri, options, provider, refresh)?;
-        Ok(handles::insert(store))
+        let mut store = ObjectStoreRegistry::global().open(&uri, options, provider, refresh)?;
+        if let Some(s) = session {
+            store = store.with_session(s);
+        }
+        Ok(handles::STORES.insert(Arc::new(store)))
     })
     .resolve::<ThrowJava>()
 }
@@ -298,7 +310,82 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_close<'l>(
     handle: jlong,
 ) {
     env.with_env(|_env| -> BridgeResult<()> {
-        handles::remove(handle);
+        handles::STORES.remove(handle);
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+fn positive_or<T: TryFrom<jlong>>(v: jlong, default: T) -> T {
+    if v > 0 {
+        T::try_from(v).unwrap_or(default)
+    } else {
+        default
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionCreate<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    metadata_capacity: jlong,
+    range_capacity_bytes: jlong,
+    max_range_bytes: jlong,
+    ttl_millis: jlong,
+) -> jlong {
+    env.with_env(|_env| -> BridgeResult<jlong> {
+        let d = SessionConfig::default();
+        let config = SessionConfig {
+            metadata_capacity: positive_or(metadata_capacity, d.metadata_capacity),
+            range_capacity_bytes: positive_or(range_capacity_bytes, d.range_capacity_bytes),
+            max_range_bytes: positive_or(max_range_bytes, d.max_range_bytes),
+            ttl: Duration::from_millis(positive_or(ttl_millis, d.ttl.as_millis() as u64)),
+        };
+        Ok(handles::SESSIONS.insert(Arc::new(Session::new(config)?)))
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionInvalidate<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    uri_prefix: JString<'l>,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let s = session(handle)?;
+        let prefix = string_arg(env, &uri_prefix, "uriPrefix")?;
+        s.invalidate(&prefix)?;
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionStats<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    env.with_env(|env| -> BridgeResult<JLongArray<'l>> {
+        let st = session(handle)?.stats();
+        let values = [st.hits as jlong, st.misses as jlong, st.evictions as jlong, st.entries as jlong];
+        let array = JLongArray::new(env, values.len())?;
+        array.set_region(env, 0, &values)?;
+        Ok(array)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionClose<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> BridgeResult<()> {
+        handles::SESSIONS.remove(handle);
         Ok(())
     })
     .resolve::<ThrowJava>()

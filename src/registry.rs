@@ -19,7 +19,7 @@ use once_cell::sync::Lazy;
 
 use crate::cloud::aws::{aws_credential_from_options, aws_mapper, build_s3_store, AwsCredentials};
 use crate::error::{Error, Result};
-use crate::options::{is_credential_key, StorageOptions};
+use crate::options::{is_credential_key, parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::provider::{ProviderIdentity, StorageOptionsProvider};
 use crate::refresh::{CredentialRefresher, RefreshConfig, SystemClock};
 use crate::store::{AuthRetryStore, VendedStore};
@@ -101,8 +101,10 @@ impl StoreEntry {
         let exact = matches!(self.key.source, CredentialSource::Provider(ProviderIdentity::Object(_)));
         if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 && exact {
             // Nobody else can ask for this exact provider object once its last store is closed:
-            // drop the entry so the provider (a Java global reference) is released now.
+            // drop the entry so the provider (a Java global reference) is released now. moka
+            // keeps removed values until its pending tasks run, so run them.
             self.cache.invalidate(&*self.key);
+            self.cache.run_pending_tasks();
         }
     }
 }
@@ -164,7 +166,8 @@ impl ObjectStoreRegistry {
     ///
     /// # Errors
     /// [`Error::InvalidUri`] for a bad URI; [`Error::InvalidOption`] for bad options (unknown
-    /// `aws_` key, partial credential, bad `expires_at_millis`, an S3 store with neither
+    /// `aws_` key, partial credential, bad `expires_at_millis` (with or without a provider), an
+    /// S3 store with neither
     /// credentials nor a provider nor `aws_skip_signature=true`).
     pub fn open(
         &self,
@@ -174,6 +177,10 @@ impl ObjectStoreRegistry {
         refresh: RefreshConfig,
     ) -> Result<VendedStore> {
         let parsed = parse_store_uri(uri)?;
+        if let Some(v) = options.get(EXPIRES_AT_MILLIS) {
+            // Validated for static options too: a bad expiry is never "never expires".
+            parse_expires_at_millis(v)?;
+        }
         let source = match (&provider, parsed.scheme) {
             (Some(p), _) => CredentialSource::Provider(p.identity()),
             (None, Scheme::S3) if options.keys().any(|k| is_credential_key(k)) => {

@@ -335,3 +335,22 @@ fn session_rejects_zero_sizes() {
     .unwrap_err();
     assert!(e.to_string().contains("ttl"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_an_s3_store_with_an_object_identity_provider_releases_it() {
+    let s3 = endpoint().await;
+    let creds = s3.issue_credentials(Duration::from_secs(60), None);
+    let registry = registry();
+    let provider = Arc::new(ObjectProvider(Arc::new(Colliding(9))));
+    let store = registry
+        .open(&format!("s3://{BUCKET}/rel"), s3.storage_options(&creds), Some(provider.clone() as _), RefreshConfig::default())
+        .unwrap();
+    store.put("x", Bytes::from_static(b"1")).await.unwrap();
+    assert_eq!(store.get("x").await.unwrap(), Bytes::from_static(b"1"));
+    drop(store);
+    assert_eq!(registry.len(), 0);
+    assert_eq!(Arc::strong_count(&provider), 1, "the store's refresher no longer holds the provider");
+    // The identity itself may outlive the entry inside the cache's bookkeeping: the Java
+    // identity therefore holds only a weak reference (ProviderReleaseTest shows the provider
+    // is collected after close).
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use jni::objects::{JClassLoader, JMap, JObject, JString, JThread, JThrowable, JValue};
-use jni::refs::Global;
+use jni::refs::{Global, Weak};
 use jni::{jni_sig, jni_str, Env, JavaVM};
 
 use crate::error::{Error, Result};
@@ -43,10 +43,12 @@ impl fmt::Display for JavaException {
 impl std::error::Error for JavaException {}
 
 /// Exact identity of a Java object: `System.identityHashCode` as the hash, `IsSameObject` as
-/// equality, so two providers with colliding hashes never share a store.
+/// equality, so two providers with colliding hashes never share a store. It holds a *weak*
+/// global reference: a cache key (which a cache may keep a while after removal) never keeps
+/// the provider alive; a collected object equals nothing.
 pub(crate) struct JavaObjectIdentity {
     hash: i32,
-    object: Global<JObject<'static>>,
+    object: Weak<JObject<'static>>,
 }
 
 impl fmt::Debug for JavaObjectIdentity {
@@ -66,7 +68,7 @@ impl ObjectIdentity for JavaObjectIdentity {
         };
         let Ok(vm) = JavaVM::singleton() else { return false };
         vm.attach_current_thread(|env| -> jni::errors::Result<bool> {
-            env.is_same_object(&*self.object, &*other.object)
+            Ok(env.is_same_object(&self.object, &other.object)? && !env.is_same_object(&self.object, JObject::null())?)
         })
         .unwrap_or(false)
     }
@@ -110,7 +112,7 @@ impl JavaStorageOptionsProvider {
                         &[JValue::Object(provider)],
                     )?
                     .i()?;
-                let object = env.new_global_ref(provider)?;
+                let object = env.new_weak_ref(provider)?;
                 (
                     format!("{class_name}@{:x}", hash as u32),
                     ProviderIdentity::Object(Arc::new(JavaObjectIdentity { hash, object })),

@@ -1,0 +1,31 @@
+# Sourced by bin/demo and bin/test: checks the toolchains this machine kind provides and sets
+# up what the project installs itself (the Python venv for the Lance interop tests).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+  # shellcheck disable=SC1091
+  . "$HOME/.cargo/env"
+fi
+for tool in cargo java mvn python3; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "error: $tool is required (see README: Requirements)" >&2; exit 1; }
+done
+# Java 17 or newer for the binding.
+java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.specification.version = //p')
+if [ "${java_major%%.*}" -lt 17 ] 2>/dev/null; then
+  echo "error: Java 17 or newer is required (found $java_major)" >&2; exit 1
+fi
+MVN=(mvn -B -ntp -f "$ROOT/java/pom.xml")
+
+# Python venv with the real Lance Namespace REST server (PyPI pylance), for interop tests.
+setup_python_venv() {
+  local venv="$ROOT/.venv"
+  local stamp="$venv/.vended-storage-pylance-14.0.2"
+  if [ ! -f "$stamp" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check pylance==14.0.2
+    touch "$stamp"
+  fi
+  export VENDED_STORAGE_PYTHON="$venv/bin/python"
+}

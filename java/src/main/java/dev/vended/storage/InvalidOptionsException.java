@@ -1,0 +1,31 @@
+package dev.vended.storage;
+
+/**
+ * The URI or the storage options cannot be used: unknown scheme, missing bucket, a missing or
+ * malformed option (for example {@code expires_at_millis} that is not epoch milliseconds, or an
+ * access key id without its secret), or a provider whose {@link
+ * StorageOptionsProvider#providerId()} is unusable.
+ */
+public class InvalidOptionsException extends StorageException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what went wrong; never contains a secret
+     */
+    public InvalidOptionsException(String message) {
+        super(message);
+    }
+
+    /**
+     * Creates the exception. The native library constructs it through this constructor (JNI
+     * signature {@code (Ljava/lang/String;Ljava/lang/Throwable;)V}).
+     *
+     * @param message what went wrong; never contains a secret
+     * @param cause the underlying failure, or {@code null}
+     */
+    public InvalidOptionsException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

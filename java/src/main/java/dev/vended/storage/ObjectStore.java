@@ -1,0 +1,618 @@
+package dev.vended.storage;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * An object store (S3, local files, memory, ...) implemented natively by Rust {@code object_store},
+ * whose credentials can be vended by a {@link StorageOptionsProvider} and are refreshed by the
+ * native side before they expire.
+ *
+ * <pre>{@code
+ * Map<String, String> options = catalog.describeTable("db.t").storageOptions(); // gen 1
+ * try (ObjectStore store = ObjectStore.open("s3://bucket/tables/t/", options, catalogProvider)) {
+ *     store.put("data/0.bin", bytes);
+ *     byte[] back = store.get("data/0.bin");
+ * }
+ * }</pre>
+ *
+ * <h2>URIs and paths</h2>
+ *
+ * Supported URIs are those of {@code object_store}: {@code s3://bucket/prefix/}, {@code
+ * file:///absolute/dir/}, {@code memory://}, and any other scheme the native library was built
+ * with. Every path given to a method is relative to the URI's prefix, uses {@code /} as the
+ * separator and has no leading slash.
+ *
+ * <h2>Credentials</h2>
+ *
+ * The initial options seed the credential cache: opening a store whose options already contain
+ * valid credentials costs no provider call. The provider is called when the credentials come within
+ * the lead time of {@code expires_at_millis} (default {@link #DEFAULT_LEAD_TIME}, never more than
+ * half the credentials' lifetime), and once more when the endpoint rejects a request as
+ * unauthenticated. Native stores are cached and shared between opens with equal URI, non-secret
+ * options and credential source (see {@link StorageOptionsProvider#providerId()}).
+ *
+ * <h2>Threads and closing</h2>
+ *
+ * A store is thread-safe. {@link #close()} is idempotent and may be called while other threads are
+ * inside calls: those calls complete normally, the native store is released when the last of them
+ * returns, and every call that starts after {@code close()} throws {@link IllegalStateException}. A
+ * store that becomes unreachable without being closed is released by a {@link Cleaner}; closing
+ * explicitly is still recommended.
+ */
+public final class ObjectStore implements AutoCloseable {
+
+    /** The refresh lead time used when none is given. */
+    public static final Duration DEFAULT_LEAD_TIME = Duration.ofMinutes(5);
+
+    private static final Cleaner CLEANER =
+            Cleaner.create(
+                    r -> {
+                        Thread t = new Thread(r, "vended-storage-cleaner");
+                        t.setDaemon(true);
+                        return t;
+                    });
+
+    private final String uri;
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+
+    private ObjectStore(String uri, long nativeHandle) {
+        this.uri = uri;
+        this.handle = new Handle(nativeHandle, Redaction.redactUri(uri));
+        this.cleanable = CLEANER.register(this, handle);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Opening
+
+    /**
+     * Opens a store with static options (no provider): the credentials in {@code options} are used
+     * until they expire.
+     *
+     * @param uri the store URI, e.g. {@code s3://bucket/prefix/}
+     * @param options storage options ({@code null} means none); keys and values must not be null
+     * @return the open store
+     * @throws NullPointerException if {@code uri} is null or an option key is null
+     * @throws InvalidOptionsException if the URI or the options cannot be used (unknown scheme, no
+     *     bucket, an access key id without its secret, a malformed {@code expires_at_millis}, a
+     *     null option value, ...)
+     * @throws StorageException for other failures while building the native store
+     */
+    public static ObjectStore open(String uri, Map<String, String> options)
+            throws StorageException {
+        return open(uri, options, null, null);
+    }
+
+    /**
+     * Opens a store whose credentials come from {@code provider}, with the default lead time.
+     *
+     * @param uri the store URI
+     * @param options the initial storage options ({@code null} means none), e.g. the ones the
+     *     catalog returned when the table was opened; they seed the credential cache
+     * @param provider the credential source, or {@code null} for static options
+     * @return the open store
+     * @throws NullPointerException if {@code uri} is null or an option key is null
+     * @throws InvalidOptionsException if the URI, the options or {@code provider.providerId()}
+     *     cannot be used
+     * @throws CredentialsException if the initial options hold no valid credentials and the
+     *     provider fails (its throwable is the cause)
+     * @throws StorageException for other failures while building the native store
+     */
+    public static ObjectStore open(
+            String uri, Map<String, String> options, StorageOptionsProvider provider)
+            throws StorageException {
+        return open(uri, options, provider, null);
+    }
+
+    /**
+     * Opens a store whose credentials come from {@code provider}.
+     *
+     * @param uri the store URI
+     * @param options the initial storage options ({@code null} means none)
+     * @param provider the credential source, or {@code null} for static options
+     * @param leadTime how long before {@code expires_at_millis} to refresh, or {@code null} for
+     *     {@link #DEFAULT_LEAD_TIME}; the native side caps it at half the credentials' lifetime
+     * @return the open store
+     * @throws NullPointerException if {@code uri} is null or an option key is null
+     * @throws IllegalArgumentException if {@code leadTime} is negative
+     * @throws InvalidOptionsException if the URI, the options or {@code provider.providerId()}
+     *     cannot be used
+     * @throws CredentialsException if the initial options hold no valid credentials and the
+     *     provider fails (its throwable is the cause)
+     * @throws StorageException for other failures while building the native store
+     */
+    public static ObjectStore open(
+            String uri,
+            Map<String, String> options,
+            StorageOptionsProvider provider,
+            Duration leadTime)
+            throws StorageException {
+        Objects.requireNonNull(uri, "uri");
+        int n = options == null ? 0 : options.size();
+        String[] keys = new String[n];
+        String[] values = new String[n];
+        if (options != null) {
+            int i = 0;
+            for (Map.Entry<String, String> e : options.entrySet()) {
+                if (i == n) {
+                    throw new java.util.ConcurrentModificationException("options changed");
+                }
+                String key = e.getKey();
+                if (key == null) {
+                    throw new NullPointerException("options contains a null key");
+                }
+                String value = e.getValue();
+                if (value == null) {
+                    throw new InvalidOptionsException(
+                            "storage option '" + key + "' has a null value");
+                }
+                keys[i] = key;
+                values[i] = value;
+                i++;
+            }
+            if (i != n) {
+                throw new java.util.ConcurrentModificationException("options changed");
+            }
+        }
+        long leadMillis = leadTimeMillis(leadTime);
+        String providerId = provider == null ? null : nativeProviderId(provider);
+        NativeLoader.load();
+        long h = NativeBridge.open(uri, keys, values, provider, providerId, leadMillis, 0L);
+        if (h == 0L) {
+            throw new IllegalStateException("native library returned no store handle");
+        }
+        return new ObjectStore(uri, h);
+    }
+
+    /**
+     * Starts building a store.
+     *
+     * @param uri the store URI
+     * @return a builder
+     * @throws NullPointerException if {@code uri} is null
+     */
+    public static Builder builder(String uri) {
+        return new Builder(uri);
+    }
+
+    /**
+     * The version of the loaded native library.
+     *
+     * @return the native crate version, e.g. {@code 0.1.0}
+     * @throws UnsatisfiedLinkError if the native library cannot be loaded
+     */
+    public static String nativeVersion() {
+        NativeLoader.load();
+        return NativeBridge.nativeVersion();
+    }
+
+    /** Builds an {@link ObjectStore}; not thread-safe. */
+    public static final class Builder {
+        private final String uri;
+        private final Map<String, String> options = new LinkedHashMap<>();
+        private StorageOptionsProvider provider;
+        private Duration leadTime;
+
+        private Builder(String uri) {
+            this.uri = Objects.requireNonNull(uri, "uri");
+        }
+
+        /**
+         * Adds initial storage options (later values replace earlier ones).
+         *
+         * @param options options to add; {@code null} adds nothing
+         * @return this builder
+         */
+        public Builder options(Map<String, String> options) {
+            if (options != null) {
+                this.options.putAll(options);
+            }
+            return this;
+        }
+
+        /**
+         * Adds one initial storage option.
+         *
+         * @param key the option key
+         * @param value the option value
+         * @return this builder
+         */
+        public Builder option(String key, String value) {
+            options.put(Objects.requireNonNull(key, "key"), value);
+            return this;
+        }
+
+        /**
+         * Sets the credential provider.
+         *
+         * @param provider the provider, or {@code null} for static options
+         * @return this builder
+         */
+        public Builder provider(StorageOptionsProvider provider) {
+            this.provider = provider;
+            return this;
+        }
+
+        /**
+         * Sets the refresh lead time.
+         *
+         * @param leadTime the lead time, or {@code null} for {@link #DEFAULT_LEAD_TIME}
+         * @return this builder
+         */
+        public Builder leadTime(Duration leadTime) {
+            this.leadTime = leadTime;
+            return this;
+        }
+
+        /**
+         * Opens the store; see {@link ObjectStore#open(String, Map, StorageOptionsProvider,
+         * Duration)}.
+         *
+         * @return the open store
+         * @throws StorageException as {@link ObjectStore#open(String, Map, StorageOptionsProvider,
+         *     Duration)}
+         */
+        public ObjectStore open() throws StorageException {
+            return ObjectStore.open(uri, options, provider, leadTime);
+        }
+
+        @Override
+        public String toString() {
+            return "ObjectStore.Builder{uri="
+                    + Redaction.redactUri(uri)
+                    + ", options="
+                    + Redaction.redact(options)
+                    + ", provider="
+                    + (provider == null ? "none" : provider.getClass().getName())
+                    + ", leadTime="
+                    + leadTime
+                    + "}";
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Operations
+
+    /**
+     * Reads a whole object.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @return the object's bytes
+     * @throws NullPointerException if {@code path} is null
+     * @throws IllegalStateException if the store is closed
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws CredentialsException if the request is not authorized, or credentials could not be
+     *     refreshed (the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws StorageException for other failures
+     */
+    public byte[] get(String path) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        long h = handle.acquire();
+        try {
+            return nonNull(NativeBridge.get(h, path), "get");
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Reads the bytes {@code [start, endExclusive)} of an object.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param start the first byte to read
+     * @param endExclusive one past the last byte to read
+     * @return the requested bytes (fewer if the object ends before {@code endExclusive}, as the
+     *     store reports it)
+     * @throws NullPointerException if {@code path} is null
+     * @throws IllegalArgumentException if {@code start} is negative or {@code endExclusive < start}
+     * @throws IllegalStateException if the store is closed
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws CredentialsException if the request is not authorized, or credentials could not be
+     *     refreshed
+     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws StorageException for other failures, including a range that starts past the end of
+     *     the object
+     */
+    public byte[] getRange(String path, long start, long endExclusive) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        if (start < 0) {
+            throw new IllegalArgumentException("start must not be negative: " + start);
+        }
+        if (endExclusive < start) {
+            throw new IllegalArgumentException(
+                    "endExclusive ("
+                            + endExclusive
+                            + ") must not be less than start ("
+                            + start
+                            + ")");
+        }
+        long h = handle.acquire();
+        try {
+            return nonNull(NativeBridge.getRange(h, path, start, endExclusive), "getRange");
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Writes an object, replacing any object at the same path.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param data the bytes to write (copied before the call returns)
+     * @throws NullPointerException if {@code path} or {@code data} is null
+     * @throws IllegalStateException if the store is closed
+     * @throws CredentialsException if the request is not authorized, or credentials could not be
+     *     refreshed
+     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws StorageException for other failures
+     */
+    public void put(String path, byte[] data) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(data, "data");
+        long h = handle.acquire();
+        try {
+            NativeBridge.put(h, path, data);
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Reads an object's metadata.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @return the metadata
+     * @throws NullPointerException if {@code path} is null
+     * @throws IllegalStateException if the store is closed
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws CredentialsException if the request is not authorized, or credentials could not be
+     *     refreshed
+     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws StorageException for other failures
+     */
+    public ObjectMeta head(String path) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        long h = handle.acquire();
+        try {
+            return ObjectMeta.fromNative(NativeBridge.head(h, path), 0);
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Lists every object under a prefix, recursively.
+     *
+     * @param prefix a path prefix relative to the store's prefix, matched at {@code /} boundaries
+     *     (as {@code object_store} does), or {@code null} for everything
+     * @return the objects' metadata, in the order the store returned them
+     * @throws IllegalStateException if the store is closed
+     * @throws CredentialsException if the request is not authorized, or credentials could not be
+     *     refreshed
+     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws StorageException for other failures
+     */
+    public List<ObjectMeta> list(String prefix) throws StorageException {
+        String[] flat;
+        long h = handle.acquire();
+        try {
+            flat = nonNull(NativeBridge.list(h, prefix), "list");
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+        if (flat.length % ObjectMeta.NATIVE_FIELDS != 0) {
+            throw new IllegalStateException(
+                    "native library returned a malformed listing of " + flat.length + " strings");
+        }
+        List<ObjectMeta> out = new ArrayList<>(flat.length / ObjectMeta.NATIVE_FIELDS);
+        for (int i = 0; i < flat.length; i += ObjectMeta.NATIVE_FIELDS) {
+            out.add(ObjectMeta.fromNative(flat, i));
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /**
+     * Deletes an object. Deleting a missing object is not an error on S3; some other stores (local
+     * files) report {@link ObjectNotFoundException}.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @throws NullPointerException if {@code path} is null
+     * @throws IllegalStateException if the store is closed
+     * @throws ObjectNotFoundException if the store reports the object missing
+     * @throws CredentialsException if the request is not authorized, or credentials could not be
+     *     refreshed
+     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws StorageException for other failures
+     */
+    public void delete(String path) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        long h = handle.acquire();
+        try {
+            NativeBridge.delete(h, path);
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * The counters of this store's credential refresher (shared by every open of the same native
+     * store).
+     *
+     * @return a snapshot of the counters
+     * @throws IllegalStateException if the store is closed
+     * @throws StorageException if the native side cannot report them
+     */
+    public RefreshStats refreshStats() throws StorageException {
+        long h = handle.acquire();
+        try {
+            return RefreshStats.fromNative(NativeBridge.refreshStats(h));
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * The URI this store was opened with.
+     *
+     * @return the URI, as given
+     */
+    public String uri() {
+        return uri;
+    }
+
+    /**
+     * Whether {@link #close()} has been called.
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return handle.isClosed();
+    }
+
+    /**
+     * Closes this store. Idempotent. Calls in progress on other threads complete; the native store
+     * (and its reference to the provider) is released when the last of them returns. Later calls
+     * throw {@link IllegalStateException}.
+     */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    @Override
+    public String toString() {
+        return "ObjectStore{uri=" + handle.printableUri + ", closed=" + isClosed() + "}";
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Internals
+
+    private static <T> T nonNull(T value, String operation) {
+        if (value == null) {
+            throw new IllegalStateException("native " + operation + " returned null");
+        }
+        return value;
+    }
+
+    static long leadTimeMillis(Duration leadTime) {
+        if (leadTime == null) {
+            return -1L;
+        }
+        if (leadTime.isNegative()) {
+            throw new IllegalArgumentException("leadTime must not be negative: " + leadTime);
+        }
+        try {
+            return leadTime.toMillis();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /**
+     * The provider id to pass to the native side: {@code null} when the provider keeps the default
+     * {@link StorageOptionsProvider#providerId()} (the native side then keys by object identity),
+     * else the provider's own id.
+     */
+    static String nativeProviderId(StorageOptionsProvider provider) throws InvalidOptionsException {
+        Method method;
+        try {
+            method = provider.getClass().getMethod("providerId");
+        } catch (NoSuchMethodException e) {
+            return null; // unreachable: the interface declares it
+        }
+        if (method.getDeclaringClass() == StorageOptionsProvider.class) {
+            return null;
+        }
+        String id;
+        try {
+            id = provider.providerId();
+        } catch (Exception | AssertionError e) {
+            throw new InvalidOptionsException(
+                    "providerId() of provider " + provider.getClass().getName() + " threw " + e, e);
+        }
+        if (id == null || id.isBlank()) {
+            throw new InvalidOptionsException(
+                    "providerId() of provider "
+                            + provider.getClass().getName()
+                            + " returned "
+                            + (id == null ? "null" : "a blank string")
+                            + "; return a stable non-blank id or do not override it");
+        }
+        return id;
+    }
+
+    /**
+     * The native handle plus a count of calls in flight. {@code state} is the number of calls in
+     * flight, with the sign bit set once closed; the native handle is released exactly once, by
+     * whoever brings it to "closed with no calls in flight". Also the {@link Cleaner} action, so it
+     * must not refer to the {@link ObjectStore}.
+     */
+    private static final class Handle implements Runnable {
+        private static final long CLOSED = Long.MIN_VALUE;
+
+        private final long value;
+        private final String printableUri;
+        private final AtomicLong state = new AtomicLong();
+
+        Handle(long value, String printableUri) {
+            this.value = value;
+            this.printableUri = printableUri;
+        }
+
+        long acquire() {
+            while (true) {
+                long s = state.get();
+                if (s < 0) {
+                    throw new IllegalStateException("ObjectStore is closed: " + printableUri);
+                }
+                if (state.compareAndSet(s, s + 1)) {
+                    return value;
+                }
+            }
+        }
+
+        void release() {
+            if (state.decrementAndGet() == CLOSED) {
+                NativeBridge.close(value);
+            }
+        }
+
+        boolean isClosed() {
+            return state.get() < 0;
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                long s = state.get();
+                if (s < 0) {
+                    return;
+                }
+                if (state.compareAndSet(s, s | CLOSED)) {
+                    if (s == 0) {
+                        NativeBridge.close(value);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod catalog;
 pub mod cloud;
 pub mod error;
 pub mod options;
@@ -42,6 +43,7 @@ pub mod uri;
 
 mod jni;
 
+pub use catalog::{CatalogError, CatalogErrorKind, IcebergRestCredentialsProvider, LanceNamespaceProvider};
 pub use error::{Error, Result};
 pub use options::StorageOptions;
 pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};

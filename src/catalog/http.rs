@@ -22,7 +22,7 @@ pub(crate) type ErrorBodyParser = fn(&Value) -> (Option<String>, Option<String>)
 pub(crate) struct CatalogHttp {
     client: reqwest::Client,
     headers: HeaderMap,
-    /// Header values (and their long words) to scrub from any text we quote.
+    /// Header values (and their words of 8 characters or more) to scrub from any text we quote.
     secrets: Vec<String>,
     timeout: Duration,
     catalog: &'static str,
@@ -45,17 +45,31 @@ impl CatalogHttp {
     /// [`Error::InvalidOption`] (key `headers`) for a header name or value HTTP does not allow
     /// (the message names the header, never its value), a zero timeout, or when the HTTP client
     /// cannot be built.
-    pub(crate) fn new(catalog: &'static str, headers: &[(String, String)], timeout: Duration) -> Result<Self> {
+    pub(crate) fn new(
+        catalog: &'static str,
+        headers: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<Self> {
         if timeout.is_zero() {
-            return Err(Error::invalid_option("timeout", "the catalog timeout must be positive"));
+            return Err(Error::invalid_option(
+                "timeout",
+                "the catalog timeout must be positive",
+            ));
         }
         let mut map = HeaderMap::new();
         let mut secrets = Vec::new();
         for (name, value) in headers {
-            let n = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| Error::invalid_option("headers", format!("{name:?} is not a valid HTTP header name")))?;
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                Error::invalid_option(
+                    "headers",
+                    format!("{name:?} is not a valid HTTP header name"),
+                )
+            })?;
             let mut v = HeaderValue::from_str(value).map_err(|_| {
-                Error::invalid_option("headers", format!("the value of header '{name}' is not a valid HTTP header value"))
+                Error::invalid_option(
+                    "headers",
+                    format!("the value of header '{name}' is not a valid HTTP header value"),
+                )
             })?;
             v.set_sensitive(true);
             map.append(n, v);
@@ -63,7 +77,13 @@ impl CatalogHttp {
             if value.len() >= 4 {
                 secrets.push(value.to_string());
             }
-            secrets.extend(value.split_whitespace().filter(|w| w.len() >= 6).map(str::to_string));
+            // Also the token of "Bearer <token>" and the like (not short words such as "Bearer").
+            secrets.extend(
+                value
+                    .split_whitespace()
+                    .filter(|w| w.len() >= 8)
+                    .map(str::to_string),
+            );
         }
         // Longest first, so that a whole value is replaced before its parts.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -75,7 +95,9 @@ impl CatalogHttp {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("vended-storage/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| Error::invalid_option("headers", format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| {
+                Error::invalid_option("headers", format!("cannot build the HTTP client: {e}"))
+            })?;
         Ok(Self {
             client,
             headers: map,
@@ -83,11 +105,6 @@ impl CatalogHttp {
             timeout,
             catalog,
         })
-    }
-
-    /// The configured timeout.
-    pub(crate) fn timeout(&self) -> Duration {
-        self.timeout
     }
 
     /// The underlying client (to build requests).
@@ -106,7 +123,14 @@ impl CatalogHttp {
         out
     }
 
-    fn error(&self, kind: CatalogErrorKind, operation: &str, status: Option<u16>, code: Option<String>, message: String) -> CatalogError {
+    fn error(
+        &self,
+        kind: CatalogErrorKind,
+        operation: &str,
+        status: Option<u16>,
+        code: Option<String>,
+        message: String,
+    ) -> CatalogError {
         CatalogError {
             kind,
             catalog: self.catalog,
@@ -144,11 +168,21 @@ impl CatalogHttp {
             } else {
                 format!("the answer is not valid JSON ({e}; {} bytes)", body.len())
             };
-            self.error(CatalogErrorKind::MalformedResponse, operation, Some(status.as_u16()), None, what)
+            self.error(
+                CatalogErrorKind::MalformedResponse,
+                operation,
+                Some(status.as_u16()),
+                None,
+                what,
+            )
         })
     }
 
-    async fn read_body(&self, mut response: reqwest::Response, operation: &str) -> Result<Vec<u8>, CatalogError> {
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        operation: &str,
+    ) -> Result<Vec<u8>, CatalogError> {
         let status = response.status().as_u16();
         let mut body = Vec::new();
         while let Some(chunk) = response
@@ -170,7 +204,12 @@ impl CatalogHttp {
         Ok(body)
     }
 
-    fn transport_error(&self, e: reqwest::Error, operation: &str, status: Option<u16>) -> CatalogError {
+    fn transport_error(
+        &self,
+        e: reqwest::Error,
+        operation: &str,
+        status: Option<u16>,
+    ) -> CatalogError {
         let e = e.without_url();
         if e.is_timeout() {
             return self.error(
@@ -188,11 +227,27 @@ impl CatalogHttp {
             text.push_str(&s.to_string());
             source = s.source();
         }
-        let what = if e.is_connect() { "cannot connect" } else { "request failed" };
-        self.error(CatalogErrorKind::Transport, operation, status, None, format!("{what}: {text}"))
+        let what = if e.is_connect() {
+            "cannot connect"
+        } else {
+            "request failed"
+        };
+        self.error(
+            CatalogErrorKind::Transport,
+            operation,
+            status,
+            None,
+            format!("{what}: {text}"),
+        )
     }
 
-    fn status_error(&self, status: u16, body: &[u8], operation: &str, parse_error: ErrorBodyParser) -> CatalogError {
+    fn status_error(
+        &self,
+        status: u16,
+        body: &[u8],
+        operation: &str,
+        parse_error: ErrorBodyParser,
+    ) -> CatalogError {
         let kind = match status {
             404 => CatalogErrorKind::NotFound,
             401 => CatalogErrorKind::Unauthorized,
@@ -248,17 +303,33 @@ mod tests {
             Duration::from_secs(1),
         )
         .unwrap();
-        assert_eq!(http.scrub("bad token s3cr3t-token-value!"), "bad token ***!");
+        assert_eq!(
+            http.scrub("bad token s3cr3t-token-value!"),
+            "bad token ***!"
+        );
         assert_eq!(http.scrub("got 'Bearer s3cr3t-token-value'"), "got '***'");
         assert!(!format!("{http:?}").contains("s3cr3t"));
     }
 
     #[test]
     fn bad_headers_are_named_without_their_value() {
-        let e = CatalogHttp::new("Test", &[("X-Key".into(), "line\nbreak-secret".into())], Duration::from_secs(1)).unwrap_err();
+        let e = CatalogHttp::new(
+            "Test",
+            &[("X-Key".into(), "line\nbreak-secret".into())],
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
         let text = e.to_string();
-        assert!(text.contains("X-Key") && !text.contains("break-secret"), "{text}");
-        let e = CatalogHttp::new("Test", &[("bad name".into(), "v".into())], Duration::from_secs(1)).unwrap_err();
+        assert!(
+            text.contains("X-Key") && !text.contains("break-secret"),
+            "{text}"
+        );
+        let e = CatalogHttp::new(
+            "Test",
+            &[("bad name".into(), "v".into())],
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("\"bad name\""), "{e}");
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! # Failures
 //!
-//! Every failure is an [`Error::Provider`](crate::Error::Provider) whose message names the
+//! Every failure is an [`Error::Provider`] whose message names the
 //! catalog, the operation, the table, the HTTP status and the catalog's own error message, and
 //! whose source is a [`CatalogError`] (get it with [`catalog_error`]). No header value (bearer
 //! token, API key) ever appears in a message, a `Debug` output, a provider id or a log line:
@@ -93,7 +93,9 @@ impl CatalogError {
     /// incomplete answers are permanent until someone changes the catalog or the configuration.
     pub fn is_retryable(&self) -> bool {
         match self.kind {
-            CatalogErrorKind::ServerError | CatalogErrorKind::Timeout | CatalogErrorKind::Transport => true,
+            CatalogErrorKind::ServerError
+            | CatalogErrorKind::Timeout
+            | CatalogErrorKind::Transport => true,
             CatalogErrorKind::ClientError => matches!(self.status, Some(408) | Some(429)),
             _ => false,
         }
@@ -125,7 +127,9 @@ impl fmt::Display for CatalogError {
 impl std::error::Error for CatalogError {}
 
 fn http_reason(status: u16) -> Option<&'static str> {
-    reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason())
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
 }
 
 /// The [`CatalogError`] behind `error`, if a catalog provider produced it (directly, or as the
@@ -142,7 +146,10 @@ static FINGERPRINT_KEY: Lazy<(u64, u64)> = Lazy::new(|| (rand::random(), rand::r
 /// compared case-insensitively, order-insensitive. Equal headers give equal fingerprints within
 /// one process; the value cannot be reversed to a header and differs between processes.
 pub(crate) fn headers_fingerprint(headers: &[(String, String)]) -> u64 {
-    let mut sorted: Vec<(String, &str)> = headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.as_str())).collect();
+    let mut sorted: Vec<(String, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.as_str()))
+        .collect();
     sorted.sort();
     let (k0, k1) = *FINGERPRINT_KEY;
     let mut h = siphasher::sip::SipHasher13::new_with_keys(k0, k1);
@@ -175,9 +182,18 @@ mod tests {
 
     #[test]
     fn fingerprint_is_order_and_case_insensitive_and_keyed() {
-        let a = vec![("Authorization".to_string(), "Bearer t1".to_string()), ("x-api-key".into(), "k".into())];
-        let b = vec![("x-api-key".to_string(), "k".to_string()), ("authorization".into(), "Bearer t1".into())];
-        let c = vec![("Authorization".to_string(), "Bearer t2".to_string()), ("x-api-key".into(), "k".into())];
+        let a = vec![
+            ("Authorization".to_string(), "Bearer t1".to_string()),
+            ("x-api-key".into(), "k".into()),
+        ];
+        let b = vec![
+            ("x-api-key".to_string(), "k".to_string()),
+            ("authorization".into(), "Bearer t1".into()),
+        ];
+        let c = vec![
+            ("Authorization".to_string(), "Bearer t2".to_string()),
+            ("x-api-key".into(), "k".into()),
+        ];
         assert_eq!(headers_fingerprint(&a), headers_fingerprint(&b));
         assert_ne!(headers_fingerprint(&a), headers_fingerprint(&c));
         assert_eq!(auth_id(&[]), "none");
@@ -207,6 +223,9 @@ mod tests {
         assert!(!e(CatalogErrorKind::Unauthorized, Some(401)).is_retryable());
         assert!(!e(CatalogErrorKind::MalformedResponse, Some(200)).is_retryable());
         let text = e(CatalogErrorKind::NotFound, Some(404)).to_string();
-        assert!(text.contains("HTTP 404 Not Found") && text.contains("not retryable"), "{text}");
+        assert!(
+            text.contains("HTTP 404 Not Found") && text.contains("not retryable"),
+            "{text}"
+        );
     }
 }

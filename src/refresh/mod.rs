@@ -361,8 +361,16 @@ impl<C: Send + Sync + 'static> Inner<C> {
             Err(e) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 let initial = millis(self.config.initial_backoff).max(1);
-                let delay = if slow.backoff_millis == 0 { initial } else { slow.backoff_millis };
-                slow.backoff_millis = delay.saturating_mul(2).min(millis(self.config.max_backoff).max(initial));
+                let max = millis(self.config.max_backoff).max(initial);
+                // A failure the catalog calls permanent (table gone, access revoked) is retried
+                // at the slowest pace at once; transient ones back off from `initial_backoff`.
+                let permanent = crate::catalog::catalog_error(e).is_some_and(|c| !c.is_retryable());
+                let delay = match (permanent, slow.backoff_millis) {
+                    (true, _) => max,
+                    (false, 0) => initial,
+                    (false, b) => b,
+                };
+                slow.backoff_millis = delay.saturating_mul(2).min(max);
                 let cur = self.current.load();
                 let mut next = now.saturating_add(delay);
                 if let Some(exp) = cur.expires_at_millis {

@@ -448,3 +448,44 @@ async fn no_initial_credential_fetches_on_first_use() {
     assert_eq!(f.calls(), 1);
     assert_eq!(f.refresher.current_options()[AWS_REGION], "us-east-1");
 }
+
+#[tokio::test]
+async fn permanent_catalog_failures_back_off_at_the_slowest_pace() {
+    use crate::catalog::{CatalogError, CatalogErrorKind};
+    fn failure(kind: CatalogErrorKind, status: u16) -> Answer {
+        Box::new(move |_| {
+            let c = CatalogError {
+                kind,
+                catalog: "Lance Namespace",
+                operation: "describe table 't'".into(),
+                status: Some(status),
+                code: None,
+                message: "no".into(),
+            };
+            Err(Error::Provider {
+                provider: "scripted".into(),
+                message: c.to_string(),
+                source: Some(Arc::new(c)),
+            })
+        })
+    }
+    for (kind, status, retried_after_2s) in [
+        (CatalogErrorKind::ServerError, 503, true),
+        (CatalogErrorKind::NotFound, 404, false),
+    ] {
+        let f = fixture(
+            creds("gen1", Some(T0 + 600_000)),
+            no_jitter(300),
+            vec![failure(kind, status), failure(kind, status)],
+            Duration::ZERO,
+            false,
+        );
+        f.clock.advance(301_000);
+        f.key().await.unwrap();
+        f.refresher.wait_idle().await;
+        f.clock.advance(2_000);
+        f.key().await.unwrap();
+        f.refresher.wait_idle().await;
+        assert_eq!(f.calls() == 2, retried_after_2s, "{status}: {} calls", f.calls());
+    }
+}

@@ -53,8 +53,12 @@ impl CredentialProvider for RefreshingAwsCredentialProvider {
     type Credential = AwsCredential;
 
     async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
-        self.refresher
-            .get_credential()
+        if let Some((c, _)) = self.refresher.try_fresh() {
+            return Ok(c);
+        }
+        // Boxed so that this trait's own (per-call) future stays small: the slow path's state
+        // is allocated only when the slow path runs.
+        Box::pin(self.refresher.get_credential())
             .await
             .map(|(c, _)| c)
             .map_err(Error::into_object_store)

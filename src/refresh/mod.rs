@@ -24,7 +24,7 @@ pub use config::RefreshConfig;
 pub use generation::{CredentialMapper, Generation};
 pub use stats::RefreshStats;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,6 +36,9 @@ use crate::options::{has_credentials, merge, StorageOptions};
 use crate::provider::StorageOptionsProvider;
 use config::millis;
 use stats::Counters;
+
+/// How far behind [`Clock::now_millis_coarse`] may be, as far as the hot path is concerned.
+const COARSE_CLOCK_MARGIN_MILLIS: i64 = 20;
 
 type SharedRefresh<C> = Shared<BoxFuture<'static, Result<Arc<Generation<C>>>>>;
 
@@ -73,6 +76,10 @@ struct Inner<C> {
     /// Number of a generation an endpoint rejected (0: none).
     invalidated: AtomicU64,
     slow: Mutex<SlowState<C>>,
+    /// Mirrors `slow.in_flight.is_some()` for lock-free checks in the prefetch window.
+    refresh_pending: AtomicBool,
+    /// Mirrors `slow.next_attempt_at_millis` (epoch ms) for lock-free checks.
+    next_attempt_at_millis: AtomicI64,
     counters: Counters,
     warned_no_expiry: AtomicBool,
 }
@@ -116,6 +123,8 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 next_attempt_at_millis: i64::MIN,
                 backoff_millis: 0,
             }),
+            refresh_pending: AtomicBool::new(false),
+            next_attempt_at_millis: AtomicI64::new(i64::MIN),
             counters: Counters::default(),
             warned_no_expiry: AtomicBool::new(false),
         };
@@ -134,27 +143,58 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     /// - [`Error::Timeout`] when the provider took longer than `provider_timeout`.
     /// - [`Error::Provider`] when there never was a credential and the fetch failed.
     pub async fn get_credential(&self) -> Result<(Arc<C>, u64)> {
-        let now = self.inner.clock.now_millis();
-        {
-            let g = self.inner.current.load();
-            if now < g.refresh_at_millis && g.number != self.inner.invalidated.load(Ordering::Relaxed) {
-                if let Some(c) = &g.credential {
-                    return Ok((c.clone(), g.number));
-                }
-            }
+        if let Some(fresh) = self.try_fresh() {
+            return Ok(fresh);
         }
-        self.slow_path(now).await
+        self.slow_path(self.inner.clock.now_millis()).await
+    }
+
+    /// The hot path: the current credential and its generation when no request needs to wait,
+    /// that is before the refresh point, or in the prefetch window (then it also starts the
+    /// background refresh unless one is running or backing off); `None` when
+    /// [`get_credential`](Self::get_credential) has work to do. Allocates nothing; takes a lock
+    /// only in the one call that starts a refresh. Starting a refresh needs a Tokio runtime.
+    pub fn try_fresh(&self) -> Option<(Arc<C>, u64)> {
+        let inner = &self.inner;
+        let now = inner.clock.now_millis_coarse();
+        let g = inner.current.load();
+        let c = g.credential.as_ref()?;
+        if g.number == inner.invalidated.load(Ordering::Relaxed) {
+            return None;
+        }
+        if now < g.refresh_at_millis {
+            return Some((c.clone(), g.number));
+        }
+        // The coarse clock may lag by a few milliseconds: decide "before the stale point" only
+        // with a margin, else let the precise slow path decide.
+        if now.saturating_add(COARSE_CLOCK_MARGIN_MILLIS) < g.stale_at_millis {
+            if !inner.refresh_pending.load(Ordering::Acquire)
+                && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
+            {
+                self.start_refresh(now, true);
+            }
+            return Some((c.clone(), g.number));
+        }
+        None
     }
 
     async fn slow_path(&self, now: i64) -> Result<(Arc<C>, u64)> {
         let inner = &self.inner;
-        let g = inner.current.load_full();
-        if self.usable(&g, now) {
-            if now < g.stale_at_millis {
-                // Prefetch window: refresh in the background, never wait.
-                self.start_refresh(now, true);
+        {
+            let g = inner.current.load();
+            if self.usable(&g, now) && now < g.stale_at_millis {
+                // Prefetch window: refresh in the background, never wait. The atomics let
+                // every request but the one that starts the refresh skip the lock.
+                if !inner.refresh_pending.load(Ordering::Acquire)
+                    && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
+                {
+                    self.start_refresh(now, true);
+                }
                 return credential_of(&g, &inner.provider_id);
             }
+        }
+        let g = inner.current.load_full();
+        if self.usable(&g, now) {
             // Stale window: wait for the refresh, but never past expiry.
             inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
             if let Some(fut) = self.start_refresh(now, true) {
@@ -246,6 +286,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         };
         let shared = fut.shared();
         slow.in_flight = Some((attempt, shared.clone()));
+        self.inner.refresh_pending.store(true, Ordering::Release);
         Some(shared)
     }
 
@@ -343,12 +384,14 @@ impl<C: Send + Sync + 'static> Inner<C> {
         let mut slow = self.slow.lock().unwrap_or_else(|p| p.into_inner());
         if slow.in_flight.as_ref().is_some_and(|(a, _)| *a == attempt) {
             slow.in_flight = None;
+            self.refresh_pending.store(false, Ordering::Release);
         }
         match &outcome {
             Ok(g) => {
                 self.current.store(g.clone());
                 slow.backoff_millis = 0;
                 slow.next_attempt_at_millis = i64::MIN;
+                self.next_attempt_at_millis.store(i64::MIN, Ordering::Relaxed);
                 self.counters.record_success(now);
                 log::debug!(
                     "provider '{}' vended generation {} in {} ms, expires_at_millis={:?}",
@@ -377,6 +420,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
                     next = next.min(exp);
                 }
                 slow.next_attempt_at_millis = next;
+                self.next_attempt_at_millis.store(next, Ordering::Relaxed);
                 log::warn!("credential refresh failed (retry in {} ms): {e}", next - now);
             }
         }

@@ -325,7 +325,11 @@ fn criterion_dir() -> PathBuf {
 }
 
 /// (estimate, lower, upper) ns per call from this run's estimates.
-fn estimate(dir: &std::path::Path, id: &str, since: std::time::SystemTime) -> Option<(f64, f64, f64)> {
+fn estimate(
+    dir: &std::path::Path,
+    id: &str,
+    since: std::time::SystemTime,
+) -> Option<(f64, f64, f64)> {
     let p = dir.join(id).join("new").join("estimates.json");
     if std::fs::metadata(&p).ok()?.modified().ok()? < since {
         return None; // not run this time (filtered out)

@@ -43,12 +43,16 @@ pub mod uri;
 
 mod jni;
 
-pub use catalog::{CatalogError, CatalogErrorKind, IcebergRestCredentialsProvider, LanceNamespaceProvider};
+pub use crate::jni::JavaStorageOptionsProvider;
+pub use catalog::{
+    CatalogError, CatalogErrorKind, IcebergRestCredentialsProvider, LanceNamespaceProvider,
+};
 pub use error::{Error, Result};
 pub use options::StorageOptions;
 pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
-pub use refresh::{Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, SystemClock};
+pub use refresh::{
+    Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, SystemClock,
+};
 pub use registry::{ObjectStoreRegistry, RegistryConfig, StoreKey};
 pub use session::{Session, SessionConfig, SessionStats};
 pub use store::{ObjectInfo, VendedStore};
-pub use crate::jni::JavaStorageOptionsProvider;

@@ -43,9 +43,18 @@ pub fn is_secret_key(key: &str) -> bool {
     if k == AWS_ACCESS_KEY_ID || k == "access_key_id" {
         return false;
     }
-    ["secret", "token", "password", "sas", "account_key", "access_key", "private_key", "credential"]
-        .iter()
-        .any(|s| k.contains(s))
+    [
+        "secret",
+        "token",
+        "password",
+        "sas",
+        "account_key",
+        "access_key",
+        "private_key",
+        "credential",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
 }
 
 /// Whether `key` names a credential (secret or identity of the signer) rather than a property of
@@ -80,7 +89,9 @@ pub fn parse_expires_at_millis(value: &str) -> Result<i64> {
     }
     let n: i64 = v.parse().map_err(|_| bad("value out of range"))?;
     if n < MIN_PLAUSIBLE_EXPIRES_AT_MILLIS {
-        return Err(bad("value looks like epoch seconds or is implausibly early (below 10^11 ms)"));
+        return Err(bad(
+            "value looks like epoch seconds or is implausibly early (below 10^11 ms)",
+        ));
     }
     if n > MAX_EXPIRES_AT_MILLIS {
         return Err(bad("value is past year 9999"));
@@ -105,7 +116,10 @@ pub fn parse_bool(key: &str, value: &str) -> Result<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
-        other => Err(Error::invalid_option(key, format!("expected true or false, got {other:?}"))),
+        other => Err(Error::invalid_option(
+            key,
+            format!("expected true or false, got {other:?}"),
+        )),
     }
 }
 
@@ -166,7 +180,16 @@ mod tests {
 
     #[test]
     fn c07_bad_expires_at_millis_values_are_clear_errors() {
-        for v in ["1767225600", "2026-01-01T00:00:00Z", "abc", "-1", "9223372036854775807", "", "99999999999999999999", "1.5e12"] {
+        for v in [
+            "1767225600",
+            "2026-01-01T00:00:00Z",
+            "abc",
+            "-1",
+            "9223372036854775807",
+            "",
+            "99999999999999999999",
+            "1.5e12",
+        ] {
             let text = err_text(v);
             assert!(text.contains("expires_at_millis"), "{text}");
         }
@@ -175,8 +198,14 @@ mod tests {
         assert!(err_text("abc").contains("\"abc\""));
         assert!(err_text("9223372036854775807").contains("9999"));
         assert!(err_text("99999999999999999999").contains("out of range"));
-        assert_eq!(parse_expires_at_millis("1767225600000").unwrap(), 1_767_225_600_000);
-        assert_eq!(parse_expires_at_millis(" 1767225600000 ").unwrap(), 1_767_225_600_000);
+        assert_eq!(
+            parse_expires_at_millis("1767225600000").unwrap(),
+            1_767_225_600_000
+        );
+        assert_eq!(
+            parse_expires_at_millis(" 1767225600000 ").unwrap(),
+            1_767_225_600_000
+        );
     }
 
     #[test]
@@ -203,22 +232,38 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let fresh: StorageOptions = [(AWS_ACCESS_KEY_ID, "gen2"), (AWS_SECRET_ACCESS_KEY, "s2"), (AWS_REGION, "us-east-1")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let fresh: StorageOptions = [
+            (AWS_ACCESS_KEY_ID, "gen2"),
+            (AWS_SECRET_ACCESS_KEY, "s2"),
+            (AWS_REGION, "us-east-1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
         let merged = merge(&current, &fresh);
         assert_eq!(merged[AWS_ENDPOINT], "http://127.0.0.1:9");
-        assert_eq!(merged[AWS_REGION], "us-east-1", "returned keys replace current ones");
+        assert_eq!(
+            merged[AWS_REGION], "us-east-1",
+            "returned keys replace current ones"
+        );
         assert_eq!(merged[AWS_ACCESS_KEY_ID], "gen2");
-        assert!(!merged.contains_key(AWS_SESSION_TOKEN), "old token must not pair with new key");
-        assert!(!merged.contains_key(EXPIRES_AT_MILLIS), "expiry is never inherited");
+        assert!(
+            !merged.contains_key(AWS_SESSION_TOKEN),
+            "old token must not pair with new key"
+        );
+        assert!(
+            !merged.contains_key(EXPIRES_AT_MILLIS),
+            "expiry is never inherited"
+        );
         let secretless: StorageOptions = [(AWS_ACCESS_KEY_ID, "gen3")]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let merged = merge(&current, &secretless);
-        assert!(!merged.contains_key(AWS_SECRET_ACCESS_KEY), "old secret must not pair with new key");
+        assert!(
+            !merged.contains_key(AWS_SECRET_ACCESS_KEY),
+            "old secret must not pair with new key"
+        );
         let empty = StorageOptions::new();
         assert_eq!(merge(&current, &empty), current);
     }

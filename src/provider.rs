@@ -96,7 +96,10 @@ pub struct StaticProvider {
 impl StaticProvider {
     /// Creates a provider named `id` that always returns `options`.
     pub fn new(id: impl Into<String>, options: StorageOptions) -> Self {
-        Self { id: id.into(), options }
+        Self {
+            id: id.into(),
+            options,
+        }
     }
 }
 

@@ -19,7 +19,9 @@ use once_cell::sync::Lazy;
 
 use crate::cloud::aws::{aws_credential_from_options, aws_mapper, build_s3_store, AwsCredentials};
 use crate::error::{Error, Result};
-use crate::options::{is_credential_key, parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
+use crate::options::{
+    is_credential_key, parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS,
+};
 use crate::provider::{ProviderIdentity, StorageOptionsProvider};
 use crate::refresh::{CredentialRefresher, RefreshConfig, SystemClock};
 use crate::store::{AuthRetryStore, VendedStore};
@@ -79,7 +81,10 @@ static FINGERPRINT_KEY: Lazy<(u64, u64)> = Lazy::new(|| (rand::random(), rand::r
 /// A keyed fingerprint of the credential options (never reversible to the secret; the key is
 /// random per process).
 fn fingerprint(options: &StorageOptions) -> u64 {
-    let mut creds: Vec<(&String, &String)> = options.iter().filter(|(k, _)| is_credential_key(k)).collect();
+    let mut creds: Vec<(&String, &String)> = options
+        .iter()
+        .filter(|(k, _)| is_credential_key(k))
+        .collect();
     creds.sort();
     let (k0, k1) = *FINGERPRINT_KEY;
     let mut h = siphasher::sip::SipHasher13::new_with_keys(k0, k1);
@@ -98,7 +103,10 @@ pub struct StoreEntry {
 
 impl StoreEntry {
     pub(crate) fn release_handle(&self) {
-        let exact = matches!(self.key.source, CredentialSource::Provider(ProviderIdentity::Object(_)));
+        let exact = matches!(
+            self.key.source,
+            CredentialSource::Provider(ProviderIdentity::Object(_))
+        );
         if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 && exact {
             // Nobody else can ask for this exact provider object once its last store is closed:
             // drop the entry so the provider (a Java global reference) is released now. moka
@@ -141,7 +149,8 @@ impl fmt::Debug for ObjectStoreRegistry {
     }
 }
 
-static GLOBAL: Lazy<ObjectStoreRegistry> = Lazy::new(|| ObjectStoreRegistry::new(RegistryConfig::default()));
+static GLOBAL: Lazy<ObjectStoreRegistry> =
+    Lazy::new(|| ObjectStoreRegistry::new(RegistryConfig::default()));
 
 impl ObjectStoreRegistry {
     /// A registry with `config`.
@@ -267,12 +276,12 @@ impl ObjectStoreRegistry {
                     uri: format!("file://{authority}"),
                     message: format!("cannot create the directory: {e}"),
                 })?;
-                let fs = object_store::local::LocalFileSystem::new_with_prefix(authority).map_err(|e| {
-                    Error::InvalidUri {
+                let fs = object_store::local::LocalFileSystem::new_with_prefix(authority).map_err(
+                    |e| Error::InvalidUri {
                         uri: format!("file://{authority}"),
                         message: e.to_string(),
-                    }
-                })?;
+                    },
+                )?;
                 (Arc::new(fs), None)
             }
             Scheme::Memory => (Arc::new(object_store::memory::InMemory::new()), None),
@@ -303,4 +312,3 @@ impl ObjectStoreRegistry {
         self.len() == 0
     }
 }
-

@@ -95,11 +95,16 @@ pub struct Session {
 
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Session").field("config", &self.config).field("stats", &self.stats()).finish()
+        f.debug_struct("Session")
+            .field("config", &self.config)
+            .field("stats", &self.stats())
+            .finish()
     }
 }
 
-fn counting_listener<V>(evictions: Arc<AtomicU64>) -> impl Fn(Arc<EntryKey>, V, RemovalCause) + Send + Sync + 'static {
+fn counting_listener<V>(
+    evictions: Arc<AtomicU64>,
+) -> impl Fn(Arc<EntryKey>, V, RemovalCause) + Send + Sync + 'static {
     move |_k, _v, cause| {
         if matches!(cause, RemovalCause::Expired | RemovalCause::Size) {
             evictions.fetch_add(1, Ordering::Relaxed);
@@ -113,7 +118,8 @@ impl Session {
     /// # Errors
     /// [`Error::InvalidOption`] when a capacity or the TTL is zero.
     pub fn new(config: SessionConfig) -> Result<Self> {
-        if config.metadata_capacity == 0 || config.range_capacity_bytes == 0 || config.ttl.is_zero() {
+        if config.metadata_capacity == 0 || config.range_capacity_bytes == 0 || config.ttl.is_zero()
+        {
             return Err(Error::invalid_option(
                 "session",
                 "metadata_capacity, range_capacity_bytes and ttl must be greater than zero",
@@ -149,13 +155,23 @@ impl Session {
     fn key(store: &Arc<StoreKey>, full_path: &str, range: Option<Range<u64>>) -> EntryKey {
         EntryKey {
             store: store.clone(),
-            uri: format!("{}://{}/{}", store.scheme.as_str(), store.authority, full_path).into(),
+            uri: format!(
+                "{}://{}/{}",
+                store.scheme.as_str(),
+                store.authority,
+                full_path
+            )
+            .into(),
             range: range.map(|r| (r.start, r.end)),
         }
     }
 
     fn count<T>(&self, found: Option<T>) -> Option<T> {
-        let counter = if found.is_some() { &self.counters.hits } else { &self.counters.misses };
+        let counter = if found.is_some() {
+            &self.counters.hits
+        } else {
+            &self.counters.misses
+        };
         counter.fetch_add(1, Ordering::Relaxed);
         found
     }
@@ -173,12 +189,24 @@ impl Session {
         range.end - range.start <= self.config.max_range_bytes
     }
 
-    pub(crate) fn cached_range(&self, store: &Arc<StoreKey>, path: &str, range: Range<u64>) -> Option<Bytes> {
+    pub(crate) fn cached_range(
+        &self,
+        store: &Arc<StoreKey>,
+        path: &str,
+        range: Range<u64>,
+    ) -> Option<Bytes> {
         self.count(self.ranges.get(&Self::key(store, path, Some(range))))
     }
 
-    pub(crate) fn put_range(&self, store: &Arc<StoreKey>, path: &str, range: Range<u64>, bytes: Bytes) {
-        self.ranges.insert(Self::key(store, path, Some(range)), bytes);
+    pub(crate) fn put_range(
+        &self,
+        store: &Arc<StoreKey>,
+        path: &str,
+        range: Range<u64>,
+        bytes: Bytes,
+    ) {
+        self.ranges
+            .insert(Self::key(store, path, Some(range)), bytes);
     }
 
     /// Drops every entry of one object of one store (after a write or delete through it).

@@ -63,7 +63,10 @@ pub fn parse_store_uri(uri: &str) -> Result<StoreUri> {
             })
         }
         "file" => {
-            if parsed.host_str().is_some_and(|h| !h.is_empty() && h != "localhost") {
+            if parsed
+                .host_str()
+                .is_some_and(|h| !h.is_empty() && h != "localhost")
+            {
                 return Err(bad("a file URI needs an absolute path: file:///path"));
             }
             let path = parsed
@@ -78,7 +81,8 @@ pub fn parse_store_uri(uri: &str) -> Result<StoreUri> {
         "memory" => Ok(StoreUri {
             scheme: Scheme::Memory,
             authority: parsed.host_str().unwrap_or("").to_string(),
-            base: Path::parse(parsed.path().trim_matches('/')).map_err(|e| bad(&format!("bad prefix: {e}")))?,
+            base: Path::parse(parsed.path().trim_matches('/'))
+                .map_err(|e| bad(&format!("bad prefix: {e}")))?,
         }),
         other => Err(bad(&format!(
             "unsupported scheme '{other}' (supported: s3, s3a, file, memory)"
@@ -93,7 +97,10 @@ mod tests {
     #[test]
     fn parses_supported_uris() {
         let u = parse_store_uri("s3://bucket/a/b/").unwrap();
-        assert_eq!((u.scheme, u.authority.as_str(), u.base.as_ref()), (Scheme::S3, "bucket", "a/b"));
+        assert_eq!(
+            (u.scheme, u.authority.as_str(), u.base.as_ref()),
+            (Scheme::S3, "bucket", "a/b")
+        );
         let u = parse_store_uri("file:///tmp/x").unwrap();
         assert_eq!((u.scheme, u.authority.as_str()), (Scheme::File, "/tmp/x"));
         let u = parse_store_uri("memory://").unwrap();

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use common::{endpoint, registry, EndpointProvider, BUCKET};
 use vended_storage::{
-    ObjectIdentity, ObjectStoreRegistry, ProviderIdentity, RefreshConfig, RegistryConfig, Session, SessionConfig,
-    StorageOptions, StorageOptionsProvider,
+    ObjectIdentity, ObjectStoreRegistry, ProviderIdentity, RefreshConfig, RegistryConfig, Session,
+    SessionConfig, StorageOptions, StorageOptionsProvider,
 };
 
 fn named(s3: &Arc<local_s3::LocalS3>, id: &str, ttl: Duration) -> Arc<EndpointProvider> {
@@ -34,12 +34,23 @@ async fn c11_session_reused_across_a_rotation_never_serves_gen1() {
     let gen1_options = p1.vend();
     let gen1 = p1.vended_keys()[0].clone();
     let store1 = registry
-        .open(&uri, gen1_options, Some(p1.clone() as _), RefreshConfig::default())
+        .open(
+            &uri,
+            gen1_options,
+            Some(p1.clone() as _),
+            RefreshConfig::default(),
+        )
         .unwrap()
         .with_session(session.clone());
-    store1.put("data", Bytes::from_static(b"0123456789")).await.unwrap();
+    store1
+        .put("data", Bytes::from_static(b"0123456789"))
+        .await
+        .unwrap();
     assert_eq!(store1.head("data").await.unwrap().size, 10);
-    assert_eq!(store1.get_range("data", 2..5).await.unwrap(), Bytes::from_static(b"234"));
+    assert_eq!(
+        store1.get_range("data", 2..5).await.unwrap(),
+        Bytes::from_static(b"234")
+    );
     drop(store1);
 
     // Rotation: gen1 is revoked; the table is opened again with a provider that vends gen2.
@@ -49,10 +60,18 @@ async fn c11_session_reused_across_a_rotation_never_serves_gen1() {
     let gen2_options = p2.vend();
     let gen2 = p2.vended_keys()[0].clone();
     let store2 = registry
-        .open(&uri, gen2_options, Some(p2.clone() as _), RefreshConfig::default())
+        .open(
+            &uri,
+            gen2_options,
+            Some(p2.clone() as _),
+            RefreshConfig::default(),
+        )
         .unwrap()
         .with_session(session.clone());
-    assert_eq!(store2.get_range("data", 0..4).await.unwrap(), Bytes::from_static(b"0123"));
+    assert_eq!(
+        store2.get_range("data", 0..4).await.unwrap(),
+        Bytes::from_static(b"0123")
+    );
     assert_eq!(store2.get("data").await.unwrap().len(), 10);
     assert_eq!(store2.head("data").await.unwrap().size, 10);
     assert_eq!(
@@ -60,8 +79,16 @@ async fn c11_session_reused_across_a_rotation_never_serves_gen1() {
         gen1_seen,
         "no request was signed with gen1 after its revocation"
     );
-    assert!(s3.key_stats(&gen2).accepted >= 2, "{:?}", s3.key_stats(&gen2));
-    assert_eq!(store2.refresher().unwrap().generation(), 2, "the re-open's fresher options were adopted");
+    assert!(
+        s3.key_stats(&gen2).accepted >= 2,
+        "{:?}",
+        s3.key_stats(&gen2)
+    );
+    assert_eq!(
+        store2.refresher().unwrap().generation(),
+        2,
+        "the re-open's fresher options were adopted"
+    );
 
     // Cached data is portable: the cached head is served from the session.
     let before = session.stats();
@@ -69,7 +96,10 @@ async fn c11_session_reused_across_a_rotation_never_serves_gen1() {
     assert_eq!(session.stats().hits, before.hits + 1);
     let key_text = format!("{:?} {:?}", store2.key(), session);
     for secret in [&gen1, &gen2] {
-        assert!(key_text.contains("table-t1") && !key_text.contains(secret.as_str()), "{key_text}");
+        assert!(
+            key_text.contains("table-t1") && !key_text.contains(secret.as_str()),
+            "{key_text}"
+        );
     }
 }
 
@@ -88,7 +118,13 @@ async fn c13_two_tables_in_one_bucket_each_request_signed_by_its_own_provider() 
 
     let mut workers = Vec::new();
     for t in 0..8 {
-        let (registry, pa, pb, ia, ib) = (registry.clone(), pa.clone(), pb.clone(), ia.clone(), ib.clone());
+        let (registry, pa, pb, ia, ib) = (
+            registry.clone(),
+            pa.clone(),
+            pb.clone(),
+            ia.clone(),
+            ib.clone(),
+        );
         workers.push(tokio::spawn(async move {
             for round in 0..6 {
                 // A, then B, then A again, each opened through the shared registry.
@@ -121,13 +157,24 @@ async fn c13_two_tables_in_one_bucket_each_request_signed_by_its_own_provider() 
         let Some(key) = &r.key else { continue };
         assert!(r.accepted, "request denied: {r:?}");
         if key.starts_with("a/") {
-            assert!(keys_a.contains(&r.access_key_id), "a/ signed by {}", r.access_key_id);
+            assert!(
+                keys_a.contains(&r.access_key_id),
+                "a/ signed by {}",
+                r.access_key_id
+            );
         } else if key.starts_with("b/") {
-            assert!(keys_b.contains(&r.access_key_id), "b/ signed by {}", r.access_key_id);
+            assert!(
+                keys_b.contains(&r.access_key_id),
+                "b/ signed by {}",
+                r.access_key_id
+            );
         }
         checked += 1;
     }
-    assert!(checked >= 8 * 6 * 3 * 2, "only {checked} object requests recorded");
+    assert!(
+        checked >= 8 * 6 * 3 * 2,
+        "only {checked} object requests recorded"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -159,14 +206,26 @@ async fn c14_two_hundred_provider_instances_with_one_id_share_one_store() {
 
     let seed = s3.root_storage_options();
     let root = registry
-        .open(&format!("s3://{BUCKET}/x"), seed.clone(), None, RefreshConfig::default())
+        .open(
+            &format!("s3://{BUCKET}/x"),
+            seed.clone(),
+            None,
+            RefreshConfig::default(),
+        )
         .unwrap();
-    root.put("input", Bytes::from_static(b"shared input")).await.unwrap();
+    root.put("input", Bytes::from_static(b"shared input"))
+        .await
+        .unwrap();
     drop(root);
     let started = std::time::Instant::now();
     let mut tasks = Vec::new();
     for i in 0..200 {
-        let (registry, s3, fetches, vended) = (registry.clone(), s3.clone(), fetches.clone(), vended.clone());
+        let (registry, s3, fetches, vended) = (
+            registry.clone(),
+            s3.clone(),
+            fetches.clone(),
+            vended.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             // Spread the 200 tasks over about 6 s (two expiry windows of 3 s credentials).
             tokio::time::sleep(Duration::from_millis(30 * i)).await;
@@ -177,9 +236,18 @@ async fn c14_two_hundred_provider_instances_with_one_id_share_one_store() {
             ]
             .into_iter()
             .collect();
-            let provider = Arc::new(TaskProvider { s3, fetches, vended });
+            let provider = Arc::new(TaskProvider {
+                s3,
+                fetches,
+                vended,
+            });
             let store = registry
-                .open(&format!("s3://{BUCKET}/x"), endpoint_only, Some(provider as _), RefreshConfig::default())
+                .open(
+                    &format!("s3://{BUCKET}/x"),
+                    endpoint_only,
+                    Some(provider as _),
+                    RefreshConfig::default(),
+                )
                 .unwrap();
             store.get("input").await.unwrap()
         }));
@@ -191,11 +259,18 @@ async fn c14_two_hundred_provider_instances_with_one_id_share_one_store() {
     let n = fetches.load(Ordering::SeqCst);
     // 3 s credentials are refreshed at half their lifetime: about one fetch per 1.5 s.
     let bound = (elapsed / 1.2).ceil() as usize + 2;
-    assert!(n >= 1 && n <= bound, "{n} fetches in {elapsed:.1} s (bound {bound})");
+    assert!(
+        n >= 1 && n <= bound,
+        "{n} fetches in {elapsed:.1} s (bound {bound})"
+    );
     for k in vended.lock().unwrap().iter() {
         assert_eq!(s3.key_stats(k).rejected, 0, "no 403 for {k}");
     }
-    assert_eq!(registry.len(), 2, "one store for the 200 providers (plus the root one)");
+    assert_eq!(
+        registry.len(),
+        2,
+        "one store for the 200 providers (plus the root one)"
+    );
 }
 
 /// An identity whose hash always collides.
@@ -206,7 +281,10 @@ impl ObjectIdentity for Colliding {
         42
     }
     fn same_object(&self, other: &dyn ObjectIdentity) -> bool {
-        other.as_any().downcast_ref::<Colliding>().is_some_and(|o| o.0 == self.0)
+        other
+            .as_any()
+            .downcast_ref::<Colliding>()
+            .is_some_and(|o| o.0 == self.0)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -237,9 +315,30 @@ fn providers_with_object_identity_never_share_even_when_hashes_collide() {
     let registry = ObjectStoreRegistry::new(RegistryConfig::default());
     let a = Arc::new(ObjectProvider(Arc::new(Colliding(1))));
     let b = Arc::new(ObjectProvider(Arc::new(Colliding(2))));
-    let sa = registry.open("memory://t", memory_opts(), Some(a.clone() as _), RefreshConfig::default()).unwrap();
-    let sb = registry.open("memory://t", memory_opts(), Some(b as _), RefreshConfig::default()).unwrap();
-    let sa2 = registry.open("memory://t", memory_opts(), Some(a as _), RefreshConfig::default()).unwrap();
+    let sa = registry
+        .open(
+            "memory://t",
+            memory_opts(),
+            Some(a.clone() as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let sb = registry
+        .open(
+            "memory://t",
+            memory_opts(),
+            Some(b as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let sa2 = registry
+        .open(
+            "memory://t",
+            memory_opts(),
+            Some(a as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
     assert_ne!(sa.key(), sb.key());
     assert_eq!(sa.key(), sa2.key());
     assert!(Arc::ptr_eq(&sa.object_store(), &sa2.object_store()));
@@ -250,14 +349,32 @@ fn providers_with_object_identity_never_share_even_when_hashes_collide() {
 fn closing_the_last_store_of_an_object_identity_releases_the_provider() {
     let registry = ObjectStoreRegistry::new(RegistryConfig::default());
     let a = Arc::new(ObjectProvider(Arc::new(Colliding(7))));
-    let s1 = registry.open("memory://t", memory_opts(), Some(a.clone() as _), RefreshConfig::default()).unwrap();
-    let s2 = registry.open("memory://t", memory_opts(), Some(a.clone() as _), RefreshConfig::default()).unwrap();
+    let s1 = registry
+        .open(
+            "memory://t",
+            memory_opts(),
+            Some(a.clone() as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let s2 = registry
+        .open(
+            "memory://t",
+            memory_opts(),
+            Some(a.clone() as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
     assert_eq!(registry.len(), 1);
     drop(s1);
     assert_eq!(registry.len(), 1, "still in use");
     drop(s2);
     assert_eq!(registry.len(), 0);
-    assert_eq!(Arc::strong_count(&a), 1, "the registry no longer holds the provider");
+    assert_eq!(
+        Arc::strong_count(&a),
+        1,
+        "the registry no longer holds the provider"
+    );
 }
 
 fn static_s3(secret: &str) -> StorageOptions {
@@ -275,13 +392,43 @@ fn static_s3(secret: &str) -> StorageOptions {
 #[test]
 fn equal_static_options_share_and_rotated_secrets_do_not() {
     let registry = ObjectStoreRegistry::new(RegistryConfig::default());
-    let a = registry.open("s3://b/t", static_s3("secret-one"), None, RefreshConfig::default()).unwrap();
-    let a2 = registry.open("s3://b/other", static_s3("secret-one"), None, RefreshConfig::default()).unwrap();
-    let b = registry.open("s3://b/t", static_s3("secret-two"), None, RefreshConfig::default()).unwrap();
-    assert!(Arc::ptr_eq(&a.object_store(), &a2.object_store()), "same bucket, same credentials");
-    assert!(!Arc::ptr_eq(&a.object_store(), &b.object_store()), "rotated secret, new store");
+    let a = registry
+        .open(
+            "s3://b/t",
+            static_s3("secret-one"),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let a2 = registry
+        .open(
+            "s3://b/other",
+            static_s3("secret-one"),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let b = registry
+        .open(
+            "s3://b/t",
+            static_s3("secret-two"),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&a.object_store(), &a2.object_store()),
+        "same bucket, same credentials"
+    );
+    assert!(
+        !Arc::ptr_eq(&a.object_store(), &b.object_store()),
+        "rotated secret, new store"
+    );
     let text = format!("{:?} {:?} {:?} {:?}", a.key(), b.key(), a, b);
-    assert!(!text.contains("secret-one") && !text.contains("secret-two"), "{text}");
+    assert!(
+        !text.contains("secret-one") && !text.contains("secret-two"),
+        "{text}"
+    );
     assert!(text.contains("fingerprint"));
 }
 
@@ -291,7 +438,14 @@ fn idle_entries_expire_but_open_stores_stay_valid() {
         time_to_idle: Duration::from_millis(300),
         max_capacity: 10,
     });
-    let s = registry.open("memory://idle", memory_opts(), None, RefreshConfig::default()).unwrap();
+    let s = registry
+        .open(
+            "memory://idle",
+            memory_opts(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(s.put("k", Bytes::from_static(b"v"))).unwrap();
     std::thread::sleep(Duration::from_millis(600)); // the scenario: idle past time_to_idle
@@ -304,8 +458,24 @@ fn idle_entries_expire_but_open_stores_stay_valid() {
 async fn session_invalidate_drops_exactly_the_prefix() {
     let session = Arc::new(Session::new(SessionConfig::default()).unwrap());
     let registry = ObjectStoreRegistry::new(RegistryConfig::default());
-    let t1 = registry.open("memory://m/t1", memory_opts(), None, RefreshConfig::default()).unwrap().with_session(session.clone());
-    let t10 = registry.open("memory://m/t10", memory_opts(), None, RefreshConfig::default()).unwrap().with_session(session.clone());
+    let t1 = registry
+        .open(
+            "memory://m/t1",
+            memory_opts(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap()
+        .with_session(session.clone());
+    let t10 = registry
+        .open(
+            "memory://m/t10",
+            memory_opts(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap()
+        .with_session(session.clone());
     for s in [&t1, &t10] {
         s.put("f", Bytes::from_static(b"abcdef")).await.unwrap();
         s.head("f").await.unwrap();
@@ -323,7 +493,10 @@ async fn session_invalidate_drops_exactly_the_prefix() {
     assert!(session.invalidate("").is_err());
     // A write drops the object's entries, so the next read sees the new bytes.
     t10.put("f", Bytes::from_static(b"XYZdef")).await.unwrap();
-    assert_eq!(t10.get_range("f", 0..3).await.unwrap(), Bytes::from_static(b"XYZ"));
+    assert_eq!(
+        t10.get_range("f", 0..3).await.unwrap(),
+        Bytes::from_static(b"XYZ")
+    );
 }
 
 #[test]
@@ -343,13 +516,22 @@ async fn closing_an_s3_store_with_an_object_identity_provider_releases_it() {
     let registry = registry();
     let provider = Arc::new(ObjectProvider(Arc::new(Colliding(9))));
     let store = registry
-        .open(&format!("s3://{BUCKET}/rel"), s3.storage_options(&creds), Some(provider.clone() as _), RefreshConfig::default())
+        .open(
+            &format!("s3://{BUCKET}/rel"),
+            s3.storage_options(&creds),
+            Some(provider.clone() as _),
+            RefreshConfig::default(),
+        )
         .unwrap();
     store.put("x", Bytes::from_static(b"1")).await.unwrap();
     assert_eq!(store.get("x").await.unwrap(), Bytes::from_static(b"1"));
     drop(store);
     assert_eq!(registry.len(), 0);
-    assert_eq!(Arc::strong_count(&provider), 1, "the store's refresher no longer holds the provider");
+    assert_eq!(
+        Arc::strong_count(&provider),
+        1,
+        "the store's refresher no longer holds the provider"
+    );
     // The identity itself may outlive the entry inside the cache's bookkeeping: the Java
     // identity therefore holds only a weak reference (ProviderReleaseTest shows the provider
     // is collected after close).

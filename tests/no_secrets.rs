@@ -21,7 +21,10 @@ impl log::Log for Capture {
         true
     }
     fn log(&self, record: &log::Record) {
-        RECORDS.lock().unwrap().push(format!("{} {}", record.level(), record.args()));
+        RECORDS
+            .lock()
+            .unwrap()
+            .push(format!("{} {}", record.level(), record.args()));
     }
     fn flush(&self) {}
 }
@@ -44,8 +47,14 @@ impl StorageOptionsProvider for Flaky {
     async fn fetch_storage_options(&self) -> vended_storage::Result<Option<StorageOptions>> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         let mut o = self.inner.vend();
-        self.secrets.lock().unwrap().push(o["aws_secret_access_key"].clone());
-        self.secrets.lock().unwrap().push(o["aws_session_token"].clone());
+        self.secrets
+            .lock()
+            .unwrap()
+            .push(o["aws_secret_access_key"].clone());
+        self.secrets
+            .lock()
+            .unwrap()
+            .push(o["aws_session_token"].clone());
         match n % 4 {
             1 => {
                 o.insert("expires_at_millis".into(), "1767225600".into());
@@ -75,8 +84,16 @@ async fn no_secret_in_logs_errors_or_debug() {
         secrets: Mutex::new(Vec::new()),
     });
     let initial = provider.inner.vend();
-    provider.secrets.lock().unwrap().push(initial["aws_secret_access_key"].clone());
-    provider.secrets.lock().unwrap().push(initial["aws_session_token"].clone());
+    provider
+        .secrets
+        .lock()
+        .unwrap()
+        .push(initial["aws_secret_access_key"].clone());
+    provider
+        .secrets
+        .lock()
+        .unwrap()
+        .push(initial["aws_session_token"].clone());
     let store = registry()
         .open(
             &format!("s3://{BUCKET}/secrets"),
@@ -104,7 +121,10 @@ async fn no_secret_in_logs_errors_or_debug() {
     if let Err(e) = store.get("k").await {
         texts.push(format!("{e} {e:?}"));
     }
-    assert!(provider.calls.load(Ordering::SeqCst) >= 4, "the scenario exercised every answer kind");
+    assert!(
+        provider.calls.load(Ordering::SeqCst) >= 4,
+        "the scenario exercised every answer kind"
+    );
     texts.extend(RECORDS.lock().unwrap().iter().cloned());
     assert!(texts.len() > 5, "records were captured");
     let secrets = provider.secrets.lock().unwrap().clone();

@@ -54,18 +54,34 @@ async fn rotating_two_second_credentials_serve_ten_seconds_of_concurrent_io() {
 
     let calls = provider.calls();
     // 2 s credentials refresh about every second (lead = half the lifetime, minus jitter).
-    assert!((4..=40).contains(&calls), "provider called {calls} times in 10 s");
+    assert!(
+        (4..=40).contains(&calls),
+        "provider called {calls} times in 10 s"
+    );
     for key in provider.vended_keys() {
         let stats = s3.key_stats(&key);
-        assert_eq!(stats.rejected, 0, "key {key} had rejected requests: {stats:?}");
+        assert_eq!(
+            stats.rejected, 0,
+            "key {key} had rejected requests: {stats:?}"
+        );
     }
     let stats = store.refresh_stats().unwrap();
     assert_eq!(stats.failures, 0);
     assert_eq!(stats.generation as usize, calls + 1);
 
     // Control: the same first credentials as static options get ExpiredToken by now.
-    let control = registry.open(&format!("s3://{BUCKET}/control"), initial, None, RefreshConfig::default()).unwrap();
-    let e = control.put("x", Bytes::from_static(b"x")).await.unwrap_err();
+    let control = registry
+        .open(
+            &format!("s3://{BUCKET}/control"),
+            initial,
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let e = control
+        .put("x", Bytes::from_static(b"x"))
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("ExpiredToken"), "{e}");
     assert!(e.is_auth_failure());
 }
@@ -76,17 +92,31 @@ async fn c01_idle_store_refetches_after_expiry_and_signs_with_gen2() {
     let provider = Arc::new(EndpointProvider::new(s3.clone(), Duration::from_secs(2)));
     let initial = provider.vend();
     let store = registry()
-        .open(&format!("s3://{BUCKET}/c01"), initial, Some(provider.clone() as _), RefreshConfig::default())
+        .open(
+            &format!("s3://{BUCKET}/c01"),
+            initial,
+            Some(provider.clone() as _),
+            RefreshConfig::default(),
+        )
         .unwrap();
-    store.put("a", Bytes::from_static(b"gen1 wrote this")).await.unwrap();
+    store
+        .put("a", Bytes::from_static(b"gen1 wrote this"))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_secs(3)).await; // the scenario: idle past expiry
-    assert_eq!(store.get("a").await.unwrap(), Bytes::from_static(b"gen1 wrote this"));
+    assert_eq!(
+        store.get("a").await.unwrap(),
+        Bytes::from_static(b"gen1 wrote this")
+    );
     assert!(provider.calls() >= 1);
     let keys = provider.vended_keys();
     let gen1 = s3.key_stats(&keys[0]);
     assert_eq!(gen1.rejected, 0, "nothing was signed with the expired gen1");
     let last = s3.key_stats(keys.last().unwrap());
-    assert!(last.accepted >= 1, "the read was signed by a fresh generation");
+    assert!(
+        last.accepted >= 1,
+        "the read was signed by a fresh generation"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,7 +127,12 @@ async fn c08_no_expiry_credentials_are_refetched_once_after_rejection() {
     let provider = Arc::new(p);
     let initial = provider.vend();
     let store = registry()
-        .open(&format!("s3://{BUCKET}/c08"), initial, Some(provider.clone() as _), RefreshConfig::default())
+        .open(
+            &format!("s3://{BUCKET}/c08"),
+            initial,
+            Some(provider.clone() as _),
+            RefreshConfig::default(),
+        )
         .unwrap();
     store.put("a", Bytes::from_static(b"1")).await.unwrap();
     assert_eq!(provider.calls(), 0);
@@ -118,7 +153,9 @@ async fn auth_failure_with_a_failing_provider_reports_both() {
     struct Down;
     #[async_trait::async_trait]
     impl StorageOptionsProvider for Down {
-        async fn fetch_storage_options(&self) -> vended_storage::Result<Option<vended_storage::StorageOptions>> {
+        async fn fetch_storage_options(
+            &self,
+        ) -> vended_storage::Result<Option<vended_storage::StorageOptions>> {
             Err(Error::provider("down", "catalog down"))
         }
         fn provider_id(&self) -> String {
@@ -129,7 +166,12 @@ async fn auth_failure_with_a_failing_provider_reports_both() {
     let mut initial = s3.storage_options(&creds);
     initial.remove("expires_at_millis");
     let store = registry()
-        .open(&format!("s3://{BUCKET}/down"), initial, Some(Arc::new(Down) as _), RefreshConfig::default())
+        .open(
+            &format!("s3://{BUCKET}/down"),
+            initial,
+            Some(Arc::new(Down) as _),
+            RefreshConfig::default(),
+        )
         .unwrap();
     s3.revoke(&creds.access_key_id);
     let e = store.get("missing").await.unwrap_err();

@@ -8,7 +8,9 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
 use object_store::{CredentialProvider, ObjectStore, StaticCredentialProvider};
 
 use crate::error::{Error, Result};
-use crate::options::{is_credential_key, StorageOptions, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN};
+use crate::options::{
+    is_credential_key, StorageOptions, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+};
 use crate::refresh::{CredentialMapper, CredentialRefresher};
 
 /// Builds an [`AwsCredential`] from `aws_access_key_id`, `aws_secret_access_key` and the
@@ -104,7 +106,9 @@ pub fn build_s3_store(
         }
     }
     builder = match credentials {
-        AwsCredentials::Static(c) => builder.with_credentials(Arc::new(StaticCredentialProvider::new(c))),
+        AwsCredentials::Static(c) => {
+            builder.with_credentials(Arc::new(StaticCredentialProvider::new(c)))
+        }
         AwsCredentials::Refreshing(r) => {
             builder.with_credentials(Arc::new(RefreshingAwsCredentialProvider::new(r)))
         }
@@ -121,14 +125,18 @@ mod tests {
     use super::*;
 
     fn opts(pairs: &[(&str, &str)]) -> StorageOptions {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn c09_missing_secret_is_a_clear_error_without_secrets() {
         let e = aws_credential_from_options(&opts(&[(AWS_ACCESS_KEY_ID, "AKID")])).unwrap_err();
         assert!(e.to_string().contains("aws_secret_access_key"), "{e}");
-        let e = aws_credential_from_options(&opts(&[(AWS_SECRET_ACCESS_KEY, "hunter2")])).unwrap_err();
+        let e =
+            aws_credential_from_options(&opts(&[(AWS_SECRET_ACCESS_KEY, "hunter2")])).unwrap_err();
         assert!(e.to_string().contains("aws_access_key_id") && !e.to_string().contains("hunter2"));
         let c = aws_credential_from_options(&opts(&[
             (AWS_ACCESS_KEY_ID, "AKID"),
@@ -141,7 +149,13 @@ mod tests {
 
     #[test]
     fn unknown_aws_option_is_rejected_by_name() {
-        let e = build_s3_store("b", &opts(&[("aws_endpont", "http://x")]), AwsCredentials::None).err().unwrap();
+        let e = build_s3_store(
+            "b",
+            &opts(&[("aws_endpont", "http://x")]),
+            AwsCredentials::None,
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("aws_endpont"), "{e}");
     }
 }

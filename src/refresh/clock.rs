@@ -35,14 +35,19 @@ impl Clock for SystemClock {
     /// six times cheaper than a precise read); elsewhere the precise clock.
     #[cfg(target_os = "linux")]
     fn now_millis_coarse(&self) -> i64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME_COARSE exists on every
         // Linux since 2.6.32. On failure fall back to the precise clock.
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
         if rc != 0 {
             return self.now_millis();
         }
-        ts.tv_sec.saturating_mul(1000).saturating_add(ts.tv_nsec / 1_000_000)
+        ts.tv_sec
+            .saturating_mul(1000)
+            .saturating_add(ts.tv_nsec / 1_000_000)
     }
 }
 

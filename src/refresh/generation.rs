@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::options::{is_credential_key, parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
+use crate::options::{
+    is_credential_key, parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS,
+};
 use crate::refresh::config::{millis, RefreshConfig};
 
 /// Builds a cloud credential (for example `object_store::aws::AwsCredential`) from storage

@@ -199,8 +199,12 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
             if let Some(fut) = self.start_refresh(now, true) {
                 let until_expiry = g.expires_at_millis.map_or(i64::MAX, |e| e - now);
-                let bound = millis(inner.config.provider_timeout).min(until_expiry).max(0);
-                if let Ok(Ok(fresh)) = tokio::time::timeout(Duration::from_millis(bound as u64), fut).await {
+                let bound = millis(inner.config.provider_timeout)
+                    .min(until_expiry)
+                    .max(0);
+                if let Ok(Ok(fresh)) =
+                    tokio::time::timeout(Duration::from_millis(bound as u64), fut).await
+                {
                     if fresh.credential.is_some() {
                         return credential_of(&fresh, &inner.provider_id);
                     }
@@ -221,7 +225,10 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let inner = &self.inner;
         let stale = inner.current.load_full();
         let Some(fut) = self.start_refresh(now, false) else {
-            return Err(Error::provider(&inner.provider_id, "no refresh could be started"));
+            return Err(Error::provider(
+                &inner.provider_id,
+                "no refresh could be started",
+            ));
         };
         let timeout = inner.config.provider_timeout;
         match tokio::time::timeout(timeout, fut).await {
@@ -230,7 +237,13 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 if self.usable(&fresh, now) {
                     credential_of(&fresh, &inner.provider_id)
                 } else {
-                    Err(self.unusable_error(&fresh, Error::provider(&inner.provider_id, "the refreshed credential is not usable")))
+                    Err(self.unusable_error(
+                        &fresh,
+                        Error::provider(
+                            &inner.provider_id,
+                            "the refreshed credential is not usable",
+                        ),
+                    ))
                 }
             }
             Ok(Err(e)) => Err(self.unusable_error(&stale, e)),
@@ -247,11 +260,13 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
 
     fn unusable_error(&self, g: &Generation<C>, cause: Error) -> Error {
         match g.expires_at_millis {
-            Some(exp) if g.credential.is_some() && self.inner.clock.now_millis() >= exp => Error::CredentialsExpired {
-                provider: self.inner.provider_id.clone(),
-                expired_at_millis: exp,
-                last_error: Box::new(cause),
-            },
+            Some(exp) if g.credential.is_some() && self.inner.clock.now_millis() >= exp => {
+                Error::CredentialsExpired {
+                    provider: self.inner.provider_id.clone(),
+                    expired_at_millis: exp,
+                    last_error: Box::new(cause),
+                }
+            }
             _ => cause,
         }
     }
@@ -270,20 +285,24 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let attempt = slow.attempts;
         let inner = self.inner.clone();
         let provider_id = self.inner.provider_id.clone();
-        let fut: BoxFuture<'static, Result<Arc<Generation<C>>>> = match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                // The refresh runs in its own task so that a cancelled caller never wedges the
-                // others (C05).
-                let task = handle.spawn(async move { inner.run_refresh(attempt).await });
-                async move {
-                    task.await.unwrap_or_else(|e| {
-                        Err(Error::provider(provider_id, format!("the refresh task failed: {e}")))
-                    })
+        let fut: BoxFuture<'static, Result<Arc<Generation<C>>>> =
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    // The refresh runs in its own task so that a cancelled caller never wedges the
+                    // others (C05).
+                    let task = handle.spawn(async move { inner.run_refresh(attempt).await });
+                    async move {
+                        task.await.unwrap_or_else(|e| {
+                            Err(Error::provider(
+                                provider_id,
+                                format!("the refresh task failed: {e}"),
+                            ))
+                        })
+                    }
+                    .boxed()
                 }
-                .boxed()
-            }
-            Err(_) => async move { inner.run_refresh(attempt).await }.boxed(),
-        };
+                Err(_) => async move { inner.run_refresh(attempt).await }.boxed(),
+            };
         let shared = fut.shared();
         slow.in_flight = Some((attempt, shared.clone()));
         self.inner.refresh_pending.store(true, Ordering::Release);
@@ -315,7 +334,8 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let cur = inner.current.load_full();
         let now = inner.clock.now_millis();
         let merged = merge(&cur.options, &options);
-        let Ok(g) = Generation::build(cur.number + 1, merged, now, &inner.config, &inner.mapper) else {
+        let Ok(g) = Generation::build(cur.number + 1, merged, now, &inner.config, &inner.mapper)
+        else {
             return;
         };
         let later = match (g.expires_at_millis, cur.expires_at_millis) {
@@ -371,7 +391,11 @@ impl<C: Send + Sync + 'static> Inner<C> {
     async fn run_refresh(self: Arc<Self>, attempt: u64) -> Result<Arc<Generation<C>>> {
         let started = self.clock.now_millis();
         self.counters.fetches.fetch_add(1, Ordering::Relaxed);
-        let answer = tokio::time::timeout(self.config.provider_timeout, self.provider.fetch_storage_options()).await;
+        let answer = tokio::time::timeout(
+            self.config.provider_timeout,
+            self.provider.fetch_storage_options(),
+        )
+        .await;
         let now = self.clock.now_millis();
         let outcome = match answer {
             Err(_) => Err(Error::Timeout {
@@ -391,7 +415,8 @@ impl<C: Send + Sync + 'static> Inner<C> {
                 self.current.store(g.clone());
                 slow.backoff_millis = 0;
                 slow.next_attempt_at_millis = i64::MIN;
-                self.next_attempt_at_millis.store(i64::MIN, Ordering::Relaxed);
+                self.next_attempt_at_millis
+                    .store(i64::MIN, Ordering::Relaxed);
                 self.counters.record_success(now);
                 log::debug!(
                     "provider '{}' vended generation {} in {} ms, expires_at_millis={:?}",
@@ -421,7 +446,10 @@ impl<C: Send + Sync + 'static> Inner<C> {
                 }
                 slow.next_attempt_at_millis = next;
                 self.next_attempt_at_millis.store(next, Ordering::Relaxed);
-                log::warn!("credential refresh failed (retry in {} ms): {e}", next - now);
+                log::warn!(
+                    "credential refresh failed (retry in {} ms): {e}",
+                    next - now
+                );
             }
         }
         outcome

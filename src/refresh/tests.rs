@@ -9,7 +9,9 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 use super::*;
-use crate::options::{AWS_ACCESS_KEY_ID, AWS_ENDPOINT, AWS_REGION, AWS_SECRET_ACCESS_KEY, EXPIRES_AT_MILLIS};
+use crate::options::{
+    AWS_ACCESS_KEY_ID, AWS_ENDPOINT, AWS_REGION, AWS_SECRET_ACCESS_KEY, EXPIRES_AT_MILLIS,
+};
 
 const T0: i64 = 1_800_000_000_000;
 
@@ -63,7 +65,10 @@ impl StorageOptionsProvider for Scripted {
 fn creds(key: &str, expires: Option<i64>) -> StorageOptions {
     let mut o: StorageOptions = [
         (AWS_ACCESS_KEY_ID.to_string(), key.to_string()),
-        (AWS_SECRET_ACCESS_KEY.to_string(), format!("secret-of-{key}")),
+        (
+            AWS_SECRET_ACCESS_KEY.to_string(),
+            format!("secret-of-{key}"),
+        ),
     ]
     .into_iter()
     .collect();
@@ -81,14 +86,22 @@ struct Fixture {
 
 fn key_mapper() -> CredentialMapper<String> {
     Arc::new(|o: &StorageOptions| {
-        let k = o.get(AWS_ACCESS_KEY_ID).ok_or_else(|| Error::invalid_option(AWS_ACCESS_KEY_ID, "missing"))?;
+        let k = o
+            .get(AWS_ACCESS_KEY_ID)
+            .ok_or_else(|| Error::invalid_option(AWS_ACCESS_KEY_ID, "missing"))?;
         o.get(AWS_SECRET_ACCESS_KEY)
             .ok_or_else(|| Error::invalid_option(AWS_SECRET_ACCESS_KEY, "missing or empty"))?;
         Ok(k.clone())
     })
 }
 
-fn fixture(initial: StorageOptions, config: RefreshConfig, script: Vec<Answer>, delay: Duration, hang: bool) -> Fixture {
+fn fixture(
+    initial: StorageOptions,
+    config: RefreshConfig,
+    script: Vec<Answer>,
+    delay: Duration,
+    hang: bool,
+) -> Fixture {
     let clock = Arc::new(ManualClock::new(T0));
     let provider = Arc::new(Scripted {
         clock: clock.clone(),
@@ -99,8 +112,19 @@ fn fixture(initial: StorageOptions, config: RefreshConfig, script: Vec<Answer>, 
         entered: Notify::new(),
         hang,
     });
-    let refresher = CredentialRefresher::new(provider.clone(), initial, key_mapper(), config, clock.clone()).unwrap();
-    Fixture { clock, provider, refresher }
+    let refresher = CredentialRefresher::new(
+        provider.clone(),
+        initial,
+        key_mapper(),
+        config,
+        clock.clone(),
+    )
+    .unwrap();
+    Fixture {
+        clock,
+        provider,
+        refresher,
+    }
 }
 
 fn no_jitter(lead_s: u64) -> RefreshConfig {
@@ -113,7 +137,10 @@ fn no_jitter(lead_s: u64) -> RefreshConfig {
 
 impl Fixture {
     async fn key(&self) -> Result<String> {
-        self.refresher.get_credential().await.map(|(c, _)| (*c).clone())
+        self.refresher
+            .get_credential()
+            .await
+            .map(|(c, _)| (*c).clone())
     }
     fn calls(&self) -> usize {
         self.provider.calls.load(Ordering::SeqCst)
@@ -122,7 +149,13 @@ impl Fixture {
 
 #[tokio::test]
 async fn fresh_credential_is_served_without_a_provider_call() {
-    let f = fixture(creds("gen1", Some(T0 + 600_000)), no_jitter(300), vec![], Duration::ZERO, false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 600_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
     for _ in 0..100 {
         assert_eq!(f.key().await.unwrap(), "gen1");
     }
@@ -132,7 +165,13 @@ async fn fresh_credential_is_served_without_a_provider_call() {
 
 #[tokio::test]
 async fn c01_expired_credential_is_refetched_before_use() {
-    let f = fixture(creds("gen1", Some(T0 + 2_000)), no_jitter(300), vec![], Duration::ZERO, false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 2_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
     f.clock.advance(3_000);
     assert_eq!(f.key().await.unwrap(), "gen2");
     assert_eq!(f.calls(), 1);
@@ -141,7 +180,13 @@ async fn c01_expired_credential_is_refetched_before_use() {
 #[tokio::test]
 async fn c02_one_refresh_at_the_lead_time_and_lead_capped_at_half_lifetime() {
     // 10-minute credential, 5-minute lead: a request at +5 min 1 s triggers exactly one refresh.
-    let f = fixture(creds("gen1", Some(T0 + 600_000)), no_jitter(300), vec![], Duration::ZERO, false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 600_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
     f.clock.advance(301_000);
     let k = f.key().await.unwrap();
     assert_eq!(k, "gen1", "prefetch never blocks while gen1 is valid");
@@ -154,7 +199,13 @@ async fn c02_one_refresh_at_the_lead_time_and_lead_capped_at_half_lifetime() {
 
     // 60 s credential with the same lead: effective lead 30 s, so requests in the first 29 s
     // do not refresh.
-    let f = fixture(creds("gen1", Some(T0 + 60_000)), no_jitter(300), vec![], Duration::ZERO, false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 60_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
     for _ in 0..29 {
         f.clock.advance(1_000);
         assert_eq!(f.key().await.unwrap(), "gen1");
@@ -169,7 +220,13 @@ async fn c02_one_refresh_at_the_lead_time_and_lead_capped_at_half_lifetime() {
 #[tokio::test]
 async fn c02_fast_local_clock_refreshes_early_and_never_signs_expired() {
     // The catalog's clock says T0; ours is 30 s ahead.
-    let f = fixture(creds("gen1", Some(T0 + 600_000)), no_jitter(300), vec![], Duration::ZERO, false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 600_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
     f.clock.set(T0 + 30_000);
     f.clock.advance(270_000 + 1_000); // catalog time T0 + 4 min 31 s: our refresh point passed
     f.key().await.unwrap();
@@ -182,7 +239,9 @@ async fn c02_fast_local_clock_refreshes_early_and_never_signs_expired() {
             provider_timeout: Duration::from_millis(200),
             ..no_jitter(300)
         },
-        (0..10).map(|_| Box::new(|_| Err(Error::provider("scripted", "catalog down"))) as Answer).collect(),
+        (0..10)
+            .map(|_| Box::new(|_| Err(Error::provider("scripted", "catalog down"))) as Answer)
+            .collect(),
         Duration::ZERO,
         false,
     );
@@ -195,7 +254,9 @@ async fn storm(f: &Fixture, n: usize) -> Vec<Result<String>> {
     let mut tasks = Vec::with_capacity(n);
     for _ in 0..n {
         let r = f.refresher.clone();
-        tasks.push(tokio::spawn(async move { r.get_credential().await.map(|(c, _)| (*c).clone()) }));
+        tasks.push(tokio::spawn(async move {
+            r.get_credential().await.map(|(c, _)| (*c).clone())
+        }));
     }
     let mut out = Vec::with_capacity(n);
     for t in tasks {
@@ -206,7 +267,13 @@ async fn storm(f: &Fixture, n: usize) -> Vec<Result<String>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn c05_thousand_callers_after_expiry_share_one_provider_call() {
-    let f = fixture(creds("gen1", Some(T0 + 2_000)), no_jitter(300), vec![], Duration::from_millis(500), false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 2_000)),
+        no_jitter(300),
+        vec![],
+        Duration::from_millis(500),
+        false,
+    );
     f.clock.advance(2_001);
     let results = storm(&f, 1000).await;
     assert_eq!(f.calls(), 1);
@@ -218,7 +285,9 @@ async fn c05_failure_reaches_waiters_but_is_not_cached() {
     let f = fixture(
         creds("gen1", Some(T0 + 2_000)),
         no_jitter(300),
-        vec![Box::new(|_| Err(Error::provider("scripted", "catalog down")))],
+        vec![Box::new(|_| {
+            Err(Error::provider("scripted", "catalog down"))
+        })],
         Duration::from_millis(500),
         false,
     );
@@ -235,7 +304,13 @@ async fn c05_failure_reaches_waiters_but_is_not_cached() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn c05_cancelled_leader_does_not_wedge_the_others() {
-    let f = fixture(creds("gen1", Some(T0 + 2_000)), no_jitter(300), vec![], Duration::from_millis(500), false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 2_000)),
+        no_jitter(300),
+        vec![],
+        Duration::from_millis(500),
+        false,
+    );
     f.clock.advance(2_001);
     let entered = f.provider.entered.notified();
     let r = f.refresher.clone();
@@ -254,7 +329,9 @@ async fn c06_expired_or_about_to_expire_answers_are_failed_refreshes() {
             creds("gen1", Some(T0 + 600_000)),
             no_jitter(300),
             (0..5)
-                .map(|_| Box::new(move |now: i64| Ok(Some(creds("bad", Some(now + bad))))) as Answer)
+                .map(|_| {
+                    Box::new(move |now: i64| Ok(Some(creds("bad", Some(now + bad))))) as Answer
+                })
                 .collect(),
             Duration::ZERO,
             false,
@@ -262,7 +339,11 @@ async fn c06_expired_or_about_to_expire_answers_are_failed_refreshes() {
         f.clock.advance(301_000);
         assert_eq!(f.key().await.unwrap(), "gen1");
         f.refresher.wait_idle().await;
-        assert_eq!(f.key().await.unwrap(), "gen1", "the last good credential is kept");
+        assert_eq!(
+            f.key().await.unwrap(),
+            "gen1",
+            "the last good credential is kept"
+        );
         assert_eq!(f.calls(), 1, "backing off: no second call at once");
         assert_eq!(f.refresher.stats().failures, 1);
         f.clock.advance(1_000);
@@ -280,7 +361,13 @@ async fn c06_expired_or_about_to_expire_answers_are_failed_refreshes() {
 
 #[tokio::test]
 async fn c07_bad_expiry_values_never_mean_never_expires_nor_a_refresh_per_request() {
-    for bad in ["1767225600", "2026-01-01T00:00:00Z", "abc", "-1", "9223372036854775807"] {
+    for bad in [
+        "1767225600",
+        "2026-01-01T00:00:00Z",
+        "abc",
+        "-1",
+        "9223372036854775807",
+    ] {
         let f = fixture(
             creds("gen1", Some(T0 + 600_000)),
             no_jitter(300),
@@ -304,14 +391,23 @@ async fn c07_bad_expiry_values_never_mean_never_expires_nor_a_refresh_per_reques
         assert_eq!(f.calls(), 1, "{bad}: one refresh, then backoff");
         f.clock.set(T0 + 600_000);
         let e = f.key().await.unwrap_err().to_string();
-        assert!(e.contains("expires_at_millis") && e.contains(&format!("{bad:?}")[..4]), "{bad}: {e}");
+        assert!(
+            e.contains("expires_at_millis") && e.contains(&format!("{bad:?}")[..4]),
+            "{bad}: {e}"
+        );
         assert!(!e.contains("secret-of"), "{e}");
     }
 }
 
 #[tokio::test]
 async fn c08_no_expiry_is_used_until_rejected_then_refetched_once() {
-    let f = fixture(creds("gen1", None), no_jitter(300), vec![], Duration::ZERO, false);
+    let f = fixture(
+        creds("gen1", None),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
     f.clock.advance(86_400_000);
     let (_, generation) = f.refresher.get_credential().await.unwrap();
     assert_eq!(f.calls(), 0, "no expiry: no refresh");
@@ -320,7 +416,11 @@ async fn c08_no_expiry_is_used_until_rejected_then_refetched_once() {
     assert_eq!(f.key().await.unwrap(), "gen2");
     assert_eq!(f.calls(), 1);
     f.refresher.invalidate(generation);
-    assert_eq!(f.key().await.unwrap(), "gen2", "invalidating an old generation is a no-op");
+    assert_eq!(
+        f.key().await.unwrap(),
+        "gen2",
+        "invalidating an old generation is a no-op"
+    );
     assert_eq!(f.calls(), 1);
 }
 
@@ -328,7 +428,10 @@ async fn c08_no_expiry_is_used_until_rejected_then_refetched_once() {
 async fn c09_bad_answers_keep_the_valid_credential_and_the_message() {
     type BadAnswer = fn(i64) -> Result<Option<StorageOptions>>;
     let answers: Vec<(BadAnswer, &str)> = vec![
-        (|_| Err(Error::provider("scripted", "catalog said no")), "catalog said no"),
+        (
+            |_| Err(Error::provider("scripted", "catalog said no")),
+            "catalog said no",
+        ),
         (|_| Ok(Some(StorageOptions::new())), "no credentials"),
         (
             |now| {
@@ -349,31 +452,49 @@ async fn c09_bad_answers_keep_the_valid_credential_and_the_message() {
     ];
     for (answer, needle) in answers {
         let script = (0..50).map(|_| Box::new(answer) as Answer).collect();
-        let f = fixture(creds("gen1", Some(T0 + 600_000)), no_jitter(300), script, Duration::ZERO, false);
+        let f = fixture(
+            creds("gen1", Some(T0 + 600_000)),
+            no_jitter(300),
+            script,
+            Duration::ZERO,
+            false,
+        );
         f.clock.advance(301_000);
         assert_eq!(f.key().await.unwrap(), "gen1");
         f.refresher.wait_idle().await;
         f.clock.set(T0 + 599_000);
-        assert_eq!(f.key().await.unwrap(), "gen1", "{needle}: gen1 serves until it expires");
+        assert_eq!(
+            f.key().await.unwrap(),
+            "gen1",
+            "{needle}: gen1 serves until it expires"
+        );
         let stats = f.refresher.stats();
         assert_eq!(stats.generation, 1, "{needle}");
         assert!(stats.failures >= 1, "{needle}");
         f.clock.set(T0 + 600_000);
         let e = f.key().await.unwrap_err().to_string();
-        assert!(e.contains(needle) && e.contains("scripted"), "{needle}: {e}");
+        assert!(
+            e.contains(needle) && e.contains("scripted"),
+            "{needle}: {e}"
+        );
         assert!(!e.contains("secret-of"), "{e}");
     }
     // Once expired, the error carries the provider's own message.
     let f = fixture(
         creds("gen1", Some(T0 + 600_000)),
         no_jitter(300),
-        (0..3).map(|_| Box::new(|_| Err(Error::provider("scripted", "catalog said no"))) as Answer).collect(),
+        (0..3)
+            .map(|_| Box::new(|_| Err(Error::provider("scripted", "catalog said no"))) as Answer)
+            .collect(),
         Duration::ZERO,
         false,
     );
     f.clock.set(T0 + 600_001);
     let e = f.key().await.unwrap_err();
-    assert!(matches!(&e, Error::CredentialsExpired { .. }) && e.to_string().contains("catalog said no"), "{e}");
+    assert!(
+        matches!(&e, Error::CredentialsExpired { .. }) && e.to_string().contains("catalog said no"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -410,13 +531,23 @@ async fn c10_null_and_empty_answers_keep_endpoint_and_region() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_provider_in_prefetch_window_adds_no_latency() {
-    let f = fixture(creds("gen1", Some(T0 + 600_000)), no_jitter(300), vec![], Duration::from_secs(2), false);
+    let f = fixture(
+        creds("gen1", Some(T0 + 600_000)),
+        no_jitter(300),
+        vec![],
+        Duration::from_secs(2),
+        false,
+    );
     f.clock.advance(301_000);
     let started = Instant::now();
     for _ in 0..100 {
         assert_eq!(f.key().await.unwrap(), "gen1");
     }
-    assert!(started.elapsed() < Duration::from_millis(1_000), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(1_000),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(f.refresher.wait_idle().await.unwrap().is_ok());
     assert_eq!(f.calls(), 1);
     assert_eq!(f.key().await.unwrap(), "gen2");
@@ -428,21 +559,36 @@ async fn stale_window_wait_is_bounded_and_expired_wait_times_out() {
         provider_timeout: Duration::from_millis(300),
         ..no_jitter(300)
     };
-    let f = fixture(creds("gen1", Some(T0 + 600_000)), config, vec![], Duration::ZERO, true);
+    let f = fixture(
+        creds("gen1", Some(T0 + 600_000)),
+        config,
+        vec![],
+        Duration::ZERO,
+        true,
+    );
     f.clock.set(T0 + 600_000 - 10_000); // inside the 30 s stale window
     let started = Instant::now();
-    assert_eq!(f.key().await.unwrap(), "gen1", "still valid after the bounded wait");
+    assert_eq!(
+        f.key().await.unwrap(),
+        "gen1",
+        "still valid after the bounded wait"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(f.refresher.stats().stale_waits, 1);
     f.clock.set(T0 + 600_001);
     let e = f.key().await.unwrap_err();
-    assert!(matches!(e, Error::Timeout { .. } | Error::CredentialsExpired { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Timeout { .. } | Error::CredentialsExpired { .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("scripted"), "{e}");
 }
 
 #[tokio::test]
 async fn no_initial_credential_fetches_on_first_use() {
-    let initial: StorageOptions = [(AWS_REGION.to_string(), "us-east-1".to_string())].into_iter().collect();
+    let initial: StorageOptions = [(AWS_REGION.to_string(), "us-east-1".to_string())]
+        .into_iter()
+        .collect();
     let f = fixture(initial, no_jitter(300), vec![], Duration::ZERO, false);
     assert_eq!(f.key().await.unwrap(), "gen2");
     assert_eq!(f.calls(), 1);
@@ -486,6 +632,11 @@ async fn permanent_catalog_failures_back_off_at_the_slowest_pace() {
         f.clock.advance(2_000);
         f.key().await.unwrap();
         f.refresher.wait_idle().await;
-        assert_eq!(f.calls() == 2, retried_after_2s, "{status}: {} calls", f.calls());
+        assert_eq!(
+            f.calls() == 2,
+            retried_after_2s,
+            "{status}: {} calls",
+            f.calls()
+        );
     }
 }

@@ -10,13 +10,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use local_s3::{LocalS3, LocalS3Config};
-use vended_storage::{ObjectStoreRegistry, RegistryConfig, Result, StorageOptions, StorageOptionsProvider};
+use vended_storage::{
+    ObjectStoreRegistry, RegistryConfig, Result, StorageOptions, StorageOptionsProvider,
+};
 
 pub const BUCKET: &str = "test-bucket";
 
 /// Starts the endpoint with one bucket.
 pub async fn endpoint() -> Arc<LocalS3> {
-    let s3 = LocalS3::start(LocalS3Config::default()).await.expect("start local S3");
+    let s3 = LocalS3::start(LocalS3Config::default())
+        .await
+        .expect("start local S3");
     s3.create_bucket(BUCKET).expect("create bucket");
     Arc::new(s3)
 }
@@ -61,7 +65,10 @@ impl EndpointProvider {
     /// Vends one set (also used for the initial options).
     pub fn vend(&self) -> StorageOptions {
         let creds = self.s3.issue_credentials(self.ttl, self.scope.as_deref());
-        self.vended.lock().unwrap().push(creds.access_key_id.clone());
+        self.vended
+            .lock()
+            .unwrap()
+            .push(creds.access_key_id.clone());
         let mut o: HashMap<String, String> = self.s3.storage_options(&creds);
         if !self.with_expiry {
             o.remove("expires_at_millis");

@@ -12,8 +12,8 @@ use futures::stream::{BoxStream, TryStreamExt};
 use object_store::aws::AwsCredential;
 use object_store::path::Path;
 use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, ObjectStoreExt,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
 };
 
 use crate::error::{Error, Result};
@@ -81,7 +81,9 @@ macro_rules! with_auth_retry {
         let generation = $self.refresher.generation();
         match $call.await {
             Err(e) if is_auth_failure(&e) => {
-                log::debug!("request rejected by the endpoint ({e}); retrying once with a fresh credential");
+                log::debug!(
+                    "request rejected by the endpoint ({e}); retrying once with a fresh credential"
+                );
                 $self.refresher.invalidate(generation);
                 $call.await
             }
@@ -92,8 +94,16 @@ macro_rules! with_auth_retry {
 
 #[async_trait]
 impl ObjectStore for AuthRetryStore {
-    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
-        with_auth_retry!(self, self.inner.put_opts(location, payload.clone(), opts.clone()))
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        with_auth_retry!(
+            self,
+            self.inner.put_opts(location, payload.clone(), opts.clone())
+        )
     }
 
     async fn put_multipart_opts(
@@ -104,11 +114,19 @@ impl ObjectStore for AuthRetryStore {
         with_auth_retry!(self, self.inner.put_multipart_opts(location, opts.clone()))
     }
 
-    async fn get_opts(&self, location: &Path, options: GetOptions) -> object_store::Result<GetResult> {
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
         with_auth_retry!(self, self.inner.get_opts(location, options.clone()))
     }
 
-    async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> object_store::Result<Vec<Bytes>> {
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
         with_auth_retry!(self, self.inner.get_ranges(location, ranges))
     }
 
@@ -127,11 +145,21 @@ impl ObjectStore for AuthRetryStore {
         with_auth_retry!(self, self.inner.list_with_delimiter(prefix))
     }
 
-    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> object_store::Result<()> {
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
         with_auth_retry!(self, self.inner.copy_opts(from, to, options.clone()))
     }
 
-    async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> object_store::Result<()> {
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
         with_auth_retry!(self, self.inner.rename_opts(from, to, options.clone()))
     }
 }
@@ -215,14 +243,20 @@ impl VendedStore {
     pub fn path(&self, relative: &str) -> Result<Path> {
         let rel = relative.trim_start_matches('/');
         if rel.is_empty() {
-            return Err(Error::invalid_option("path", "an object path must not be empty"));
+            return Err(Error::invalid_option(
+                "path",
+                "an object path must not be empty",
+            ));
         }
         let rel = Path::parse(rel).map_err(|e| Error::invalid_option("path", e.to_string()))?;
         Ok(self.base.parts().chain(rel.parts()).collect())
     }
 
     fn prefix(&self, relative: Option<&str>) -> Result<Option<Path>> {
-        match relative.map(|r| r.trim_matches('/')).filter(|r| !r.is_empty()) {
+        match relative
+            .map(|r| r.trim_matches('/'))
+            .filter(|r| !r.is_empty())
+        {
             Some(r) => Ok(Some(self.path(r)?)),
             None if self.base.as_ref().is_empty() => Ok(None),
             None => Ok(Some(self.base.clone())),
@@ -237,7 +271,10 @@ impl VendedStore {
 
     fn relative(&self, full: &Path) -> String {
         match full.prefix_match(&self.base) {
-            Some(parts) => parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"),
+            Some(parts) => parts
+                .map(|p| p.as_ref().to_string())
+                .collect::<Vec<_>>()
+                .join("/"),
             None => full.to_string(),
         }
     }
@@ -305,7 +342,10 @@ impl VendedStore {
     pub async fn head(&self, path: &str) -> Result<ObjectInfo> {
         let p = self.path(path)?;
         if let Some(s) = &self.session {
-            if let Some(info) = s.cached_head(&self.entry.key, p.as_ref()) {
+            if let Some(mut info) = s.cached_head(&self.entry.key, p.as_ref()) {
+                // The entry is shared by every store of this key, whatever its prefix: the path
+                // it was cached with is relative to the store that read it, not to this one.
+                info.path = self.relative(&p);
                 return Ok(info);
             }
         }
@@ -348,4 +388,3 @@ impl VendedStore {
         self.entry.refresher.as_ref()
     }
 }
-

@@ -536,3 +536,28 @@ async fn closing_an_s3_store_with_an_object_identity_provider_releases_it() {
     // identity therefore holds only a weak reference (ProviderReleaseTest shows the provider
     // is collected after close).
 }
+
+#[tokio::test]
+async fn session_head_answers_with_the_path_relative_to_the_asking_store() {
+    let session = Arc::new(Session::new(SessionConfig::default()).unwrap());
+    let registry = ObjectStoreRegistry::new(RegistryConfig::default());
+    let root = registry
+        .open("memory://p", memory_opts(), None, RefreshConfig::default())
+        .unwrap()
+        .with_session(session.clone());
+    let table = registry
+        .open(
+            "memory://p/table",
+            memory_opts(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap()
+        .with_session(session.clone());
+    table.put("x.bin", Bytes::from_static(b"12")).await.unwrap();
+    assert_eq!(table.head("x.bin").await.unwrap().path, "x.bin");
+    let hits = session.stats().hits;
+    // Same store key, same object, cached by `table`: `root` sees its own relative path.
+    assert_eq!(root.head("table/x.bin").await.unwrap().path, "table/x.bin");
+    assert_eq!(session.stats().hits, hits + 1, "served from the session");
+}

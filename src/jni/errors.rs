@@ -13,7 +13,7 @@
 //! | anything else, or a panic | `StorageException` |
 
 use jni::errors::ErrorPolicy;
-use jni::objects::{JObject, JValue};
+use jni::objects::{JClass, JObject, JValue};
 use jni::strings::JNIStr;
 use jni::{jni_sig, jni_str, Env};
 
@@ -25,8 +25,8 @@ use crate::store::is_auth_failure;
 pub(crate) enum BridgeError {
     /// A library error, mapped by kind.
     Storage(Error),
-    /// The handle is closed or unknown.
-    Closed,
+    /// The handle is closed or unknown; names what was closed ("object store", "session").
+    Closed(&'static str),
     /// A bad argument from Java.
     Argument(String),
     /// A JNI failure (an exception may already be pending).
@@ -49,20 +49,31 @@ const STORAGE: &JNIStr = jni_str!("dev/vended/storage/StorageException");
 
 fn class_for(e: &Error) -> &'static JNIStr {
     match e {
-        Error::InvalidOption { .. } | Error::InvalidUri { .. } => jni_str!("dev/vended/storage/InvalidOptionsException"),
-        Error::Provider { .. } | Error::CredentialsExpired { .. } => jni_str!("dev/vended/storage/CredentialsException"),
+        Error::InvalidOption { .. } | Error::InvalidUri { .. } => {
+            jni_str!("dev/vended/storage/InvalidOptionsException")
+        }
+        Error::Provider { .. } | Error::CredentialsExpired { .. } => {
+            jni_str!("dev/vended/storage/CredentialsException")
+        }
         Error::Timeout { .. } => jni_str!("dev/vended/storage/StorageTimeoutException"),
         Error::Closed(_) => jni_str!("java/lang/IllegalStateException"),
         Error::ObjectStore(os) => match os.as_ref() {
-            object_store::Error::NotFound { .. } => jni_str!("dev/vended/storage/ObjectNotFoundException"),
-            object_store::Error::AlreadyExists { .. } => jni_str!("dev/vended/storage/ObjectAlreadyExistsException"),
+            object_store::Error::NotFound { .. } => {
+                jni_str!("dev/vended/storage/ObjectNotFoundException")
+            }
+            object_store::Error::AlreadyExists { .. } => {
+                jni_str!("dev/vended/storage/ObjectAlreadyExistsException")
+            }
             object_store::Error::Precondition { .. } | object_store::Error::NotModified { .. } => {
                 jni_str!("dev/vended/storage/PreconditionFailedException")
             }
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => {
                 jni_str!("dev/vended/storage/CredentialsException")
             }
-            object_store::Error::InvalidPath { .. } => jni_str!("dev/vended/storage/InvalidOptionsException"),
+            object_store::Error::InvalidPath { .. } => {
+                jni_str!("dev/vended/storage/InvalidOptionsException")
+            }
             other if is_auth_failure(other) || other.to_string().contains("AccessDenied") => {
                 jni_str!("dev/vended/storage/CredentialsException")
             }
@@ -71,13 +82,32 @@ fn class_for(e: &Error) -> &'static JNIStr {
     }
 }
 
+/// Resolves an exception class with JNI `FindClass`, which (called from a native method) uses
+/// the class loader of `NativeBridge`: the loader that loaded this library. A lookup by name
+/// through jni-rs' `Desc<JClass>` would try the calling thread's context class loader first and,
+/// when that loader has its own copy of the binding (an application server, Spark with an
+/// isolated loader), throw an exception of the wrong class that the caller's `catch` misses.
+/// Only called on Java threads, inside native methods of `NativeBridge`.
+fn exception_class<'local>(
+    env: &mut Env<'local>,
+    class: &JNIStr,
+) -> jni::errors::Result<JClass<'local>> {
+    env.find_class(class)
+}
+
 /// Throws `class(message, cause)`; `class` must have a `(String, Throwable)` constructor.
-fn throw_with_cause(env: &mut Env<'_>, class: &JNIStr, message: &str, cause: Option<&JObject<'_>>) -> jni::errors::Result<()> {
+fn throw_with_cause(
+    env: &mut Env<'_>,
+    class: &JNIStr,
+    message: &str,
+    cause: Option<&JObject<'_>>,
+) -> jni::errors::Result<()> {
     let null = JObject::null();
     let cause = cause.unwrap_or(&null);
+    let class = exception_class(env, class)?;
     let msg = env.new_string(message)?;
     let obj = env.new_object(
-        class,
+        &class,
         jni_sig!("(Ljava/lang/String;Ljava/lang/Throwable;)V"),
         &[JValue::Object(&msg), JValue::Object(cause)],
     )?;
@@ -89,7 +119,8 @@ fn throw_with_cause(env: &mut Env<'_>, class: &JNIStr, message: &str, cause: Opt
 }
 
 fn throw_plain(env: &mut Env<'_>, class: &JNIStr, message: &str) -> jni::errors::Result<()> {
-    match env.throw_new(class, jni::strings::JNIString::from(message)) {
+    let class = exception_class(env, class)?;
+    match env.throw_new(&class, jni::strings::JNIString::from(message)) {
         Ok(()) | Err(jni::errors::Error::JavaException) => Ok(()),
         Err(e) => Err(e),
     }
@@ -101,9 +132,20 @@ pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()
         return Ok(());
     }
     match e {
-        BridgeError::Closed => throw_plain(env, jni_str!("java/lang/IllegalStateException"), "the object store is closed"),
-        BridgeError::Argument(m) => throw_plain(env, jni_str!("java/lang/IllegalArgumentException"), &m),
-        BridgeError::Jni(e) => throw_with_cause(env, STORAGE, &format!("JNI failure in vended-storage: {e}"), None),
+        BridgeError::Closed(what) => throw_plain(
+            env,
+            jni_str!("java/lang/IllegalStateException"),
+            &format!("the {what} is closed (or the handle is unknown)"),
+        ),
+        BridgeError::Argument(m) => {
+            throw_plain(env, jni_str!("java/lang/IllegalArgumentException"), &m)
+        }
+        BridgeError::Jni(e) => throw_with_cause(
+            env,
+            STORAGE,
+            &format!("JNI failure in vended-storage: {e}"),
+            None,
+        ),
         BridgeError::Storage(e) => {
             let class = class_for(&e);
             if class == jni_str!("java/lang/IllegalStateException") {
@@ -154,7 +196,12 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJava {
         let msg = panic_message(payload.as_ref());
         log::error!("panic in vended-storage native code: {msg}");
         if !env.exception_check() {
-            throw_with_cause(env, STORAGE, &format!("internal error in vended-storage native code (panic): {msg}"), None)?;
+            throw_with_cause(
+                env,
+                STORAGE,
+                &format!("internal error in vended-storage native code (panic): {msg}"),
+                None,
+            )?;
         }
         Ok(T::default())
     }

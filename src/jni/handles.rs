@@ -35,17 +35,27 @@ impl<T> HandleTable<T> {
     /// Registers `value` and returns its handle (> 0).
     pub(crate) fn insert(&self, value: Arc<T>) -> i64 {
         let handle = NEXT.fetch_add(1, Ordering::Relaxed);
-        self.entries.write().unwrap_or_else(|p| p.into_inner()).insert(handle, value);
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(handle, value);
         handle
     }
 
     /// The value behind `handle`, if it is open.
     pub(crate) fn get(&self, handle: i64) -> Option<Arc<T>> {
-        self.entries.read().unwrap_or_else(|p| p.into_inner()).get(&handle).cloned()
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&handle)
+            .cloned()
     }
 
     /// Closes `handle`; the value is dropped once in-flight calls release it.
     pub(crate) fn remove(&self, handle: i64) -> Option<Arc<T>> {
-        self.entries.write().unwrap_or_else(|p| p.into_inner()).remove(&handle)
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&handle)
     }
 }

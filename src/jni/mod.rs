@@ -35,7 +35,10 @@ type BridgeResult<T> = std::result::Result<T, BridgeError>;
 /// # Safety
 /// Called by the JVM with a valid `JavaVM` pointer when the library is loaded.
 #[unsafe(no_mangle)]
-pub unsafe extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
+pub unsafe extern "system" fn JNI_OnLoad(
+    vm: *mut jni::sys::JavaVM,
+    _reserved: *mut c_void,
+) -> jint {
     let stored = std::panic::catch_unwind(|| {
         // SAFETY: the JVM passes a valid, live JavaVM pointer.
         let _ = unsafe { JavaVM::from_raw(vm) };
@@ -62,28 +65,40 @@ fn optional_string(env: &Env<'_>, s: &JString<'_>) -> BridgeResult<Option<String
 }
 
 fn store(handle: jlong) -> BridgeResult<Arc<VendedStore>> {
-    handles::STORES.get(handle).ok_or(BridgeError::Closed)
+    handles::STORES
+        .get(handle)
+        .ok_or(BridgeError::Closed("object store"))
 }
 
 fn session(handle: jlong) -> BridgeResult<Arc<Session>> {
-    handles::SESSIONS.get(handle).ok_or(BridgeError::Closed)
+    handles::SESSIONS
+        .get(handle)
+        .ok_or(BridgeError::Closed("session"))
 }
 
 fn block_on<F: std::future::Future>(fut: F) -> BridgeResult<F::Output> {
     Ok(runtime::runtime()?.block_on(fut))
 }
 
-fn read_options(env: &mut Env<'_>, keys: &JObjectArray<'_>, values: &JObjectArray<'_>) -> BridgeResult<StorageOptions> {
+fn read_options(
+    env: &mut Env<'_>,
+    keys: &JObjectArray<'_>,
+    values: &JObjectArray<'_>,
+) -> BridgeResult<StorageOptions> {
     let mut options = StorageOptions::new();
     if keys.is_null() || values.is_null() {
         if keys.is_null() && values.is_null() {
             return Ok(options);
         }
-        return Err(BridgeError::Argument("option keys and values must both be given".into()));
+        return Err(BridgeError::Argument(
+            "option keys and values must both be given".into(),
+        ));
     }
     let n = keys.len(env)?;
     if values.len(env)? != n {
-        return Err(BridgeError::Argument("option keys and values differ in length".into()));
+        return Err(BridgeError::Argument(
+            "option keys and values differ in length".into(),
+        ));
     }
     for i in 0..n {
         let (k, v) = env.with_local_frame(4, |env| -> BridgeResult<(String, Option<String>)> {
@@ -94,7 +109,9 @@ fn read_options(env: &mut Env<'_>, keys: &JObjectArray<'_>, values: &JObjectArra
             let k = string_arg(env, &k, "a storage option key")?;
             Ok((k, optional_string(env, &v)?))
         })?;
-        let v = v.ok_or_else(|| BridgeError::Argument(format!("storage option '{k}' has a null value")))?;
+        let v = v.ok_or_else(|| {
+            BridgeError::Argument(format!("storage option '{k}' has a null value"))
+        })?;
         options.insert(k, v);
     }
     Ok(options)
@@ -120,7 +137,9 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
             None
         } else {
             let id = optional_string(env, &provider_id)?;
-            Some(Arc::new(JavaStorageOptionsProvider::new(env, &provider, id)?))
+            Some(Arc::new(JavaStorageOptionsProvider::new(
+                env, &provider, id,
+            )?))
         };
         let refresh = if lead_time_millis < 0 {
             RefreshConfig::default()
@@ -214,7 +233,10 @@ fn info_strings(info: &ObjectInfo) -> [Option<String>; 5] {
     ]
 }
 
-fn string_array<'l>(env: &mut Env<'l>, items: impl ExactSizeIterator<Item = Option<String>>) -> BridgeResult<JObject<'l>> {
+fn string_array<'l>(
+    env: &mut Env<'l>,
+    items: impl ExactSizeIterator<Item = Option<String>>,
+) -> BridgeResult<JObject<'l>> {
     let array = JObjectArray::<JString>::new(env, items.len(), JString::null())?;
     for (i, item) in items.enumerate() {
         if let Some(s) = item {
@@ -316,6 +338,9 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_close<'l>(
     .resolve::<ThrowJava>()
 }
 
+/// Longest session time to live accepted (the caches support up to 1000 years).
+const MAX_SESSION_TTL: Duration = Duration::from_secs(999 * 365 * 24 * 3600);
+
 fn positive_or<T: TryFrom<jlong>>(v: jlong, default: T) -> T {
     if v > 0 {
         T::try_from(v).unwrap_or(default)
@@ -335,11 +360,19 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionCreate<'l>(
 ) -> jlong {
     env.with_env(|_env| -> BridgeResult<jlong> {
         let d = SessionConfig::default();
+        let ttl = Duration::from_millis(positive_or(ttl_millis, d.ttl.as_millis() as u64));
+        // The caches (moka) panic on a time to live above 1000 years: refuse it as an argument.
+        if ttl > MAX_SESSION_TTL {
+            return Err(BridgeError::Argument(format!(
+                "session ttl must be at most {} ms, got {ttl_millis} ms",
+                MAX_SESSION_TTL.as_millis()
+            )));
+        }
         let config = SessionConfig {
             metadata_capacity: positive_or(metadata_capacity, d.metadata_capacity),
             range_capacity_bytes: positive_or(range_capacity_bytes, d.range_capacity_bytes),
             max_range_bytes: positive_or(max_range_bytes, d.max_range_bytes),
-            ttl: Duration::from_millis(positive_or(ttl_millis, d.ttl.as_millis() as u64)),
+            ttl,
         };
         Ok(handles::SESSIONS.insert(Arc::new(Session::new(config)?)))
     })
@@ -370,7 +403,12 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionStats<'l>(
 ) -> JLongArray<'l> {
     env.with_env(|env| -> BridgeResult<JLongArray<'l>> {
         let st = session(handle)?.stats();
-        let values = [st.hits as jlong, st.misses as jlong, st.evictions as jlong, st.entries as jlong];
+        let values = [
+            st.hits as jlong,
+            st.misses as jlong,
+            st.evictions as jlong,
+            st.entries as jlong,
+        ];
         let array = JLongArray::new(env, values.len())?;
         array.set_region(env, 0, &values)?;
         Ok(array)
@@ -396,8 +434,10 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
 ) -> JObject<'l> {
-    env.with_env(|env| -> BridgeResult<JObject<'l>> { Ok(env.new_string(env!("CARGO_PKG_VERSION"))?.into()) })
-        .resolve::<ThrowJava>()
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        Ok(env.new_string(env!("CARGO_PKG_VERSION"))?.into())
+    })
+    .resolve::<ThrowJava>()
 }
 
 /// Test hook: panics with `message` (in the calling thread, or inside a runtime task when
@@ -413,7 +453,9 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_testPanic<'l>(
 ) {
     env.with_env(|env| -> BridgeResult<()> {
         if std::env::var("VENDED_STORAGE_TEST_HOOKS").as_deref() != Ok("1") {
-            return Err(BridgeError::Storage(crate::Error::Closed("test hook (set VENDED_STORAGE_TEST_HOOKS=1)")));
+            return Err(BridgeError::Storage(crate::Error::Closed(
+                "test hook (set VENDED_STORAGE_TEST_HOOKS=1)",
+            )));
         }
         let message = string_arg(env, &message, "message")?;
         if in_runtime {

@@ -66,9 +66,14 @@ impl ObjectIdentity for JavaObjectIdentity {
         let Some(other) = other.as_any().downcast_ref::<JavaObjectIdentity>() else {
             return false;
         };
-        let Ok(vm) = JavaVM::singleton() else { return false };
-        vm.attach_current_thread(|env| -> jni::errors::Result<bool> {
-            Ok(env.is_same_object(&self.object, &other.object)? && !env.is_same_object(&self.object, JObject::null())?)
+        let Ok(vm) = JavaVM::singleton() else {
+            return false;
+        };
+        // Scoped: a thread that is not attached already (none of the binding's threads) must not
+        // stay attached as a non-daemon thread, which would keep the JVM from exiting.
+        vm.attach_current_thread_for_scope(|env| -> jni::errors::Result<bool> {
+            Ok(env.is_same_object(&self.object, &other.object)?
+                && !env.is_same_object(&self.object, JObject::null())?)
         })
         .unwrap_or(false)
     }
@@ -88,14 +93,20 @@ pub struct JavaStorageOptionsProvider {
 
 impl fmt::Debug for JavaStorageOptionsProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JavaStorageOptionsProvider").field("id", &self.id).finish()
+        f.debug_struct("JavaStorageOptionsProvider")
+            .field("id", &self.id)
+            .finish()
     }
 }
 
 impl JavaStorageOptionsProvider {
     /// Wraps `provider` (called on a Java thread, from the entry point). With `provider_id`
     /// `None` the identity is the object itself; otherwise equal ids share stores.
-    pub(crate) fn new(env: &mut Env<'_>, provider: &JObject<'_>, provider_id: Option<String>) -> jni::errors::Result<Self> {
+    pub(crate) fn new(
+        env: &mut Env<'_>,
+        provider: &JObject<'_>,
+        provider_id: Option<String>,
+    ) -> jni::errors::Result<Self> {
         let global = env.new_global_ref(provider)?;
         let class = env.get_object_class(provider)?;
         let loader = class.get_class_loader(env)?;
@@ -104,9 +115,11 @@ impl JavaStorageOptionsProvider {
         let (id, identity) = match provider_id {
             Some(id) => (id.clone(), ProviderIdentity::Named(id)),
             None => {
+                // FindClass, not a lookup through the thread's context class loader.
+                let system = env.find_class(jni_str!("java/lang/System"))?;
                 let hash = env
                     .call_static_method(
-                        jni_str!("java/lang/System"),
+                        &system,
                         jni_str!("identityHashCode"),
                         jni_sig!("(Ljava/lang/Object;)I"),
                         &[JValue::Object(provider)],
@@ -136,10 +149,9 @@ impl StorageOptionsProvider for JavaStorageOptionsProvider {
         let id = self.id.clone();
         let call = move || fetch_on_this_thread(&provider, &loader, &id);
         match tokio::runtime::Handle::try_current() {
-            Ok(handle) => handle
-                .spawn_blocking(call)
-                .await
-                .map_err(|e| Error::provider(&self.id, format!("the provider call did not complete: {e}")))?,
+            Ok(handle) => handle.spawn_blocking(call).await.map_err(|e| {
+                Error::provider(&self.id, format!("the provider call did not complete: {e}"))
+            })?,
             Err(_) => call(),
         }
     }
@@ -171,23 +183,33 @@ fn fetch_on_this_thread(
     loader: &Global<JClassLoader<'static>>,
     id: &str,
 ) -> Result<Option<StorageOptions>> {
-    let vm = JavaVM::singleton().map_err(|e| Error::provider(id, format!("no JVM available: {e}")))?;
-    let outcome = vm.attach_current_thread(|env| -> std::result::Result<Option<StorageOptions>, CallError> {
-        // Java code run from here (the provider, its HTTP client, ServiceLoader...) sees the
-        // provider's own class loader, not the system one.
-        let thread = JThread::current_thread(env)?;
-        thread.set_context_class_loader(env, &**loader)?;
-        let answer = env.call_method(&**provider, jni_str!("fetchStorageOptions"), jni_sig!("()Ljava/util/Map;"), &[]);
-        let map = match answer {
-            Ok(v) => v.l()?,
-            Err(jni::errors::Error::JavaException) => return Err(CallError::Thrown(take_exception(env)?)),
-            Err(e) => return Err(e.into()),
-        };
-        if map.is_null() {
-            return Ok(None);
-        }
-        convert_map(env, map).map(Some)
-    });
+    let vm =
+        JavaVM::singleton().map_err(|e| Error::provider(id, format!("no JVM available: {e}")))?;
+    // The binding's runtime threads are attached (as daemons) for their whole life, so this
+    // reuses that attachment and only opens a local frame for the call. Scoped, so that a thread
+    // that is not attached (none of ours) is detached again rather than left attached as a
+    // non-daemon thread.
+    let outcome = vm.attach_current_thread_for_scope(
+        |env| -> std::result::Result<Option<StorageOptions>, CallError> {
+            // Java code run from here (the provider, its HTTP client, ServiceLoader...) sees the
+            // provider's own class loader, not the system one. The previous one is put back
+            // afterwards: a long-lived runtime thread must not keep the provider's class loader
+            // reachable (an undeployed application's loader could never be collected).
+            let thread = JThread::current_thread(env)?;
+            let previous = thread.get_context_class_loader(env)?;
+            thread.set_context_class_loader(env, &**loader)?;
+            let mut result = call_provider(env, provider);
+            // Whatever threw (the provider, or its map while being read), the pending exception is
+            // the error, with the throwable as its cause; it is cleared before any other JNI call.
+            if env.exception_check() {
+                result = Err(CallError::Thrown(take_exception(env)?));
+            }
+            let restored = thread.set_context_class_loader(env, &previous);
+            let options = result?;
+            restored?;
+            Ok(options)
+        },
+    );
     outcome.map_err(|e| match e {
         CallError::Thrown(t) => Error::Provider {
             provider: id.to_string(),
@@ -195,8 +217,30 @@ fn fetch_on_this_thread(
             source: Some(Arc::new(t)),
         },
         CallError::Bad(m) => Error::provider(id, m),
-        CallError::Jni(e) => Error::provider(id, format!("JNI call to fetchStorageOptions() failed: {e}")),
+        CallError::Jni(e) => {
+            Error::provider(id, format!("JNI call to fetchStorageOptions() failed: {e}"))
+        }
     })
+}
+
+/// Calls `fetchStorageOptions()` and converts its answer. May return with an exception pending
+/// (the caller takes it).
+fn call_provider(
+    env: &mut Env<'_>,
+    provider: &Global<JObject<'static>>,
+) -> std::result::Result<Option<StorageOptions>, CallError> {
+    let map = env
+        .call_method(
+            &**provider,
+            jni_str!("fetchStorageOptions"),
+            jni_sig!("()Ljava/util/Map;"),
+            &[],
+        )?
+        .l()?;
+    if map.is_null() {
+        return Ok(None);
+    }
+    convert_map(env, map).map(Some)
 }
 
 /// Clears the pending exception and captures it.
@@ -207,7 +251,12 @@ pub(crate) fn take_exception(env: &mut Env<'_>) -> jni::errors::Result<JavaExcep
     env.exception_clear();
     let class = env.get_object_class(&throwable)?;
     let class_name = class.get_name(env)?.try_to_string(env)?;
-    let message = match env.call_method(&throwable, jni_str!("getMessage"), jni_sig!("()Ljava/lang/String;"), &[]) {
+    let message = match env.call_method(
+        &throwable,
+        jni_str!("getMessage"),
+        jni_sig!("()Ljava/lang/String;"),
+        &[],
+    ) {
         Ok(v) => {
             let s = v.l()?;
             if s.is_null() {
@@ -229,26 +278,35 @@ pub(crate) fn take_exception(env: &mut Env<'_>) -> jni::errors::Result<JavaExcep
     })
 }
 
-fn convert_map(env: &mut Env<'_>, map: JObject<'_>) -> std::result::Result<StorageOptions, CallError> {
-    let map = env
-        .cast_local::<JMap>(map)
-        .map_err(|_| CallError::Bad("fetchStorageOptions() did not return a java.util.Map".into()))?;
+fn convert_map(
+    env: &mut Env<'_>,
+    map: JObject<'_>,
+) -> std::result::Result<StorageOptions, CallError> {
+    let map = env.cast_local::<JMap>(map).map_err(|_| {
+        CallError::Bad("fetchStorageOptions() did not return a java.util.Map".into())
+    })?;
     let mut out = HashMap::new();
     let mut iter = map.iter(env)?;
     loop {
         // One local frame per entry keeps the local reference table small for large maps.
-        let entry = env.with_local_frame(8, |env| -> std::result::Result<Option<(String, String)>, CallError> {
-            let Some(entry) = iter.next(env)? else {
-                return Ok(None);
-            };
-            let key = entry.key(env)?;
-            let value = entry.value(env)?;
-            let key = java_string(env, key, "a key").map_err(|m| CallError::Bad(format!("fetchStorageOptions() returned {m}")))?;
-            let value = java_string(env, value, "a value").map_err(|m| {
-                CallError::Bad(format!("fetchStorageOptions() returned {m} for key '{key}'"))
-            })?;
-            Ok(Some((key, value)))
-        })?;
+        let entry = env.with_local_frame(
+            8,
+            |env| -> std::result::Result<Option<(String, String)>, CallError> {
+                let Some(entry) = iter.next(env)? else {
+                    return Ok(None);
+                };
+                let key = entry.key(env)?;
+                let value = entry.value(env)?;
+                let key = java_string(env, key, "a key")
+                    .map_err(|m| CallError::Bad(format!("fetchStorageOptions() returned {m}")))?;
+                let value = java_string(env, value, "a value").map_err(|m| {
+                    CallError::Bad(format!(
+                        "fetchStorageOptions() returned {m} for key '{key}'"
+                    ))
+                })?;
+                Ok(Some((key, value)))
+            },
+        )?;
         match entry {
             Some((k, v)) => {
                 out.insert(k, v);
@@ -260,12 +318,18 @@ fn convert_map(env: &mut Env<'_>, map: JObject<'_>) -> std::result::Result<Stora
 }
 
 /// Reads a map key or value as a Java `String`; `what` names it in the error.
-fn java_string(env: &mut Env<'_>, obj: JObject<'_>, what: &str) -> std::result::Result<String, String> {
+fn java_string(
+    env: &mut Env<'_>,
+    obj: JObject<'_>,
+    what: &str,
+) -> std::result::Result<String, String> {
     if obj.is_null() {
         return Err(format!("a null {}", what.trim_start_matches("a ")));
     }
     match env.cast_local::<JString>(obj) {
-        Ok(s) => s.try_to_string(env).map_err(|e| format!("{what} that could not be read: {e}")),
+        Ok(s) => s
+            .try_to_string(env)
+            .map_err(|e| format!("{what} that could not be read: {e}")),
         Err(_) => Err(format!("{what} that is not a String")),
     }
 }

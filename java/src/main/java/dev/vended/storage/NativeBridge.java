@@ -68,6 +68,34 @@ final class NativeBridge {
     static native String nativeVersion();
 
     /**
+     * Creates a session (metadata and range caches). A value {@code <= 0} selects the default:
+     * 100,000 entries, 64 MiB, 1 MiB, 5 minutes.
+     *
+     * @return a handle, never {@code 0}
+     * @throws IllegalArgumentException if {@code ttlMillis} is longer than the caches support
+     */
+    static native long sessionCreate(
+            long metadataCapacity, long rangeCapacityBytes, long maxRangeBytes, long ttlMillis)
+            throws StorageException;
+
+    /**
+     * Drops the session's entries whose URI is {@code uriPrefix} or lies under it at a {@code /}
+     * boundary.
+     *
+     * @throws InvalidOptionsException for an empty prefix
+     */
+    static native void sessionInvalidate(long session, String uriPrefix) throws StorageException;
+
+    /** Returns {@code {hits, misses, evictions, entries}}. */
+    static native long[] sessionStats(long session) throws StorageException;
+
+    /**
+     * Releases the session handle (stores opened with it keep their reference); unknown or already
+     * closed handles are ignored.
+     */
+    static native void sessionClose(long session);
+
+    /**
      * Test hook: panics in native code with {@code message}, in the calling thread or (when {@code
      * inRuntime}) inside a task on the native runtime, to show that a panic becomes a Java
      * exception. Active only when the environment variable {@code VENDED_STORAGE_TEST_HOOKS=1};

@@ -14,9 +14,13 @@ import java.util.Locale;
  * (an absolute path). Otherwise the library bundled in the jar under {@code /native/<os>-<arch>/}
  * is extracted to a temporary file and loaded from there.
  *
- * <p>A JVM can load one native library file into one class loader only: if this jar is loaded by
- * two isolated class loaders, the second one fails with {@link UnsatisfiedLinkError}; put the jar
- * on a shared (parent) class path instead.
+ * <p>A JVM can load one native library <em>file</em> into one class loader only. The bundled
+ * library is extracted to a new temporary file per class loader, so when this jar is loaded by
+ * several isolated class loaders (application servers, Spark with isolated class paths) each gets
+ * its own copy of the native library, with its own runtime threads, store registry and handles
+ * (stores are not shared between the copies). With {@value #LIBRARY_PROPERTY} set, the second class
+ * loader fails with {@link UnsatisfiedLinkError} ("already loaded in another classloader"); put the
+ * jar on a shared (parent) class path instead.
  */
 final class NativeLoader {
 

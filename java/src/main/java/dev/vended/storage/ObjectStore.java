@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An object store (S3, local files, memory, ...) implemented natively by Rust {@code object_store},
@@ -48,27 +47,57 @@ import java.util.concurrent.atomic.AtomicLong;
  * returns, and every call that starts after {@code close()} throws {@link IllegalStateException}. A
  * store that becomes unreachable without being closed is released by a {@link Cleaner}; closing
  * explicitly is still recommended.
+ *
+ * <h2>Caching</h2>
+ *
+ * A store opened with a {@link Session} answers {@link #head} and small {@link #getRange} calls
+ * from the session's caches when it can; see {@link Session} for what is cached and how to
+ * invalidate it.
+ *
+ * <h2>Errors</h2>
+ *
+ * Each method documents what it throws. In short:
+ *
+ * <ul>
+ *   <li>{@link ObjectNotFoundException}: the object does not exist;
+ *   <li>{@link CredentialsException}: the endpoint refused the request even after one retry with
+ *       freshly fetched credentials ({@code AccessDenied}, for example a key scoped to another
+ *       prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or the provider failed (its
+ *       throwable is the cause and the message names the provider);
+ *   <li>{@link InvalidOptionsException}: the URI or the options cannot be used;
+ *   <li>{@link StorageTimeoutException}: the provider did not answer in time;
+ *   <li>{@link IllegalStateException}: the store is closed;
+ *   <li>{@link StorageException}: anything else (I/O errors, unexpected endpoint answers, an
+ *       internal error of the native library).
+ * </ul>
  */
 public final class ObjectStore implements AutoCloseable {
 
     /** The refresh lead time used when none is given. */
     public static final Duration DEFAULT_LEAD_TIME = Duration.ofMinutes(5);
 
-    private static final Cleaner CLEANER =
-            Cleaner.create(
-                    r -> {
-                        Thread t = new Thread(r, "vended-storage-cleaner");
-                        t.setDaemon(true);
-                        return t;
-                    });
+    /**
+     * Releases stores and sessions that become unreachable without being closed. Its thread is the
+     * JDK's own (a daemon created without this library's context): a thread created here with a
+     * thread factory would inherit an access control context holding this library's protection
+     * domain, and so keep the class loader that loaded the library reachable for ever (an
+     * application server could never unload it).
+     */
+    static final Cleaner CLEANER = Cleaner.create();
 
     private final String uri;
-    private final Handle handle;
+    private final String printableUri;
+    private final NativeHandle handle;
     private final Cleaner.Cleanable cleanable;
 
     private ObjectStore(String uri, long nativeHandle) {
         this.uri = uri;
-        this.handle = new Handle(nativeHandle, Redaction.redactUri(uri));
+        this.printableUri = Redaction.redactUri(uri);
+        this.handle =
+                new NativeHandle(
+                        nativeHandle,
+                        "ObjectStore is closed: " + printableUri,
+                        NativeBridge::close);
         this.cleanable = CLEANER.register(this, handle);
     }
 
@@ -84,8 +113,8 @@ public final class ObjectStore implements AutoCloseable {
      * @return the open store
      * @throws NullPointerException if {@code uri} is null or an option key is null
      * @throws InvalidOptionsException if the URI or the options cannot be used (unknown scheme, no
-     *     bucket, an access key id without its secret, a malformed {@code expires_at_millis}, a
-     *     null option value, ...)
+     *     bucket, an unknown {@code aws_} option, an access key id without its secret, an S3 URI
+     *     without credentials, a malformed {@code expires_at_millis}, a null option value, ...)
      * @throws StorageException for other failures while building the native store
      */
     public static ObjectStore open(String uri, Map<String, String> options)
@@ -103,7 +132,7 @@ public final class ObjectStore implements AutoCloseable {
      * @return the open store
      * @throws NullPointerException if {@code uri} is null or an option key is null
      * @throws InvalidOptionsException if the URI, the options or {@code provider.providerId()}
-     *     cannot be used
+     *     cannot be used (see {@link #open(String, Map)})
      * @throws CredentialsException if the initial options hold no valid credentials and the
      *     provider fails (its throwable is the cause)
      * @throws StorageException for other failures while building the native store
@@ -126,7 +155,7 @@ public final class ObjectStore implements AutoCloseable {
      * @throws NullPointerException if {@code uri} is null or an option key is null
      * @throws IllegalArgumentException if {@code leadTime} is negative
      * @throws InvalidOptionsException if the URI, the options or {@code provider.providerId()}
-     *     cannot be used
+     *     cannot be used (see {@link #open(String, Map)})
      * @throws CredentialsException if the initial options hold no valid credentials and the
      *     provider fails (its throwable is the cause)
      * @throws StorageException for other failures while building the native store
@@ -136,6 +165,41 @@ public final class ObjectStore implements AutoCloseable {
             Map<String, String> options,
             StorageOptionsProvider provider,
             Duration leadTime)
+            throws StorageException {
+        return open(uri, options, provider, leadTime, null);
+    }
+
+    /**
+     * Opens a store whose credentials come from {@code provider} and whose {@link #head} and small
+     * {@link #getRange} results are cached in {@code session}.
+     *
+     * <p>The store keeps using the session's caches until it is closed, even if the session is
+     * closed first. Cached entries are keyed by this store's identity (scheme, bucket, non-secret
+     * options and credential source) plus the object path, so stores with another credential source
+     * never see them; see {@link Session}.
+     *
+     * @param uri the store URI
+     * @param options the initial storage options ({@code null} means none)
+     * @param provider the credential source, or {@code null} for static options
+     * @param leadTime how long before {@code expires_at_millis} to refresh, or {@code null} for
+     *     {@link #DEFAULT_LEAD_TIME}; the native side caps it at half the credentials' lifetime
+     * @param session the caches to use, or {@code null} for none
+     * @return the open store
+     * @throws NullPointerException if {@code uri} is null or an option key is null
+     * @throws IllegalArgumentException if {@code leadTime} is negative
+     * @throws IllegalStateException if {@code session} is closed
+     * @throws InvalidOptionsException if the URI, the options or {@code provider.providerId()}
+     *     cannot be used (see {@link #open(String, Map)})
+     * @throws CredentialsException if the initial options hold no valid credentials and the
+     *     provider fails (its throwable is the cause)
+     * @throws StorageException for other failures while building the native store
+     */
+    public static ObjectStore open(
+            String uri,
+            Map<String, String> options,
+            StorageOptionsProvider provider,
+            Duration leadTime,
+            Session session)
             throws StorageException {
         Objects.requireNonNull(uri, "uri");
         int n = options == null ? 0 : options.size();
@@ -167,7 +231,19 @@ public final class ObjectStore implements AutoCloseable {
         long leadMillis = leadTimeMillis(leadTime);
         String providerId = provider == null ? null : nativeProviderId(provider);
         NativeLoader.load();
-        long h = NativeBridge.open(uri, keys, values, provider, providerId, leadMillis, 0L);
+        long h;
+        if (session == null) {
+            h = NativeBridge.open(uri, keys, values, provider, providerId, leadMillis, 0L);
+        } else {
+            long sessionHandle = session.acquire();
+            try {
+                h =
+                        NativeBridge.open(
+                                uri, keys, values, provider, providerId, leadMillis, sessionHandle);
+            } finally {
+                session.release();
+            }
+        }
         if (h == 0L) {
             throw new IllegalStateException("native library returned no store handle");
         }
@@ -202,6 +278,7 @@ public final class ObjectStore implements AutoCloseable {
         private final Map<String, String> options = new LinkedHashMap<>();
         private StorageOptionsProvider provider;
         private Duration leadTime;
+        private Session session;
 
         private Builder(String uri) {
             this.uri = Objects.requireNonNull(uri, "uri");
@@ -255,15 +332,27 @@ public final class ObjectStore implements AutoCloseable {
         }
 
         /**
+         * Sets the session whose caches the store uses.
+         *
+         * @param session the session, or {@code null} for none
+         * @return this builder
+         */
+        public Builder session(Session session) {
+            this.session = session;
+            return this;
+        }
+
+        /**
          * Opens the store; see {@link ObjectStore#open(String, Map, StorageOptionsProvider,
-         * Duration)}.
+         * Duration, Session)}.
          *
          * @return the open store
+         * @throws IllegalStateException if the session is closed
          * @throws StorageException as {@link ObjectStore#open(String, Map, StorageOptionsProvider,
-         *     Duration)}
+         *     Duration, Session)}
          */
         public ObjectStore open() throws StorageException {
-            return ObjectStore.open(uri, options, provider, leadTime);
+            return ObjectStore.open(uri, options, provider, leadTime, session);
         }
 
         @Override
@@ -276,6 +365,8 @@ public final class ObjectStore implements AutoCloseable {
                     + (provider == null ? "none" : provider.getClass().getName())
                     + ", leadTime="
                     + leadTime
+                    + ", session="
+                    + session
                     + "}";
         }
     }
@@ -291,9 +382,11 @@ public final class ObjectStore implements AutoCloseable {
      * @throws NullPointerException if {@code path} is null
      * @throws IllegalStateException if the store is closed
      * @throws ObjectNotFoundException if the object does not exist
-     * @throws CredentialsException if the request is not authorized, or credentials could not be
-     *     refreshed (the provider's throwable is the cause)
-     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws CredentialsException if the endpoint refuses the request even after one retry with
+     *     fresh credentials ({@code AccessDenied}, e.g. the credentials are scoped to another
+     *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
+     *     refreshed (the message names the provider; the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the credential provider did not answer in time
      * @throws StorageException for other failures
      */
     public byte[] get(String path) throws StorageException {
@@ -319,9 +412,11 @@ public final class ObjectStore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code start} is negative or {@code endExclusive < start}
      * @throws IllegalStateException if the store is closed
      * @throws ObjectNotFoundException if the object does not exist
-     * @throws CredentialsException if the request is not authorized, or credentials could not be
-     *     refreshed
-     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws CredentialsException if the endpoint refuses the request even after one retry with
+     *     fresh credentials ({@code AccessDenied}, e.g. the credentials are scoped to another
+     *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
+     *     refreshed (the message names the provider; the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the credential provider did not answer in time
      * @throws StorageException for other failures, including a range that starts past the end of
      *     the object
      */
@@ -354,9 +449,11 @@ public final class ObjectStore implements AutoCloseable {
      * @param data the bytes to write (copied before the call returns)
      * @throws NullPointerException if {@code path} or {@code data} is null
      * @throws IllegalStateException if the store is closed
-     * @throws CredentialsException if the request is not authorized, or credentials could not be
-     *     refreshed
-     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws CredentialsException if the endpoint refuses the request even after one retry with
+     *     fresh credentials ({@code AccessDenied}, e.g. the credentials are scoped to another
+     *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
+     *     refreshed (the message names the provider; the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the credential provider did not answer in time
      * @throws StorageException for other failures
      */
     public void put(String path, byte[] data) throws StorageException {
@@ -379,9 +476,11 @@ public final class ObjectStore implements AutoCloseable {
      * @throws NullPointerException if {@code path} is null
      * @throws IllegalStateException if the store is closed
      * @throws ObjectNotFoundException if the object does not exist
-     * @throws CredentialsException if the request is not authorized, or credentials could not be
-     *     refreshed
-     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws CredentialsException if the endpoint refuses the request even after one retry with
+     *     fresh credentials ({@code AccessDenied}, e.g. the credentials are scoped to another
+     *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
+     *     refreshed (the message names the provider; the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the credential provider did not answer in time
      * @throws StorageException for other failures
      */
     public ObjectMeta head(String path) throws StorageException {
@@ -402,9 +501,11 @@ public final class ObjectStore implements AutoCloseable {
      *     (as {@code object_store} does), or {@code null} for everything
      * @return the objects' metadata, in the order the store returned them
      * @throws IllegalStateException if the store is closed
-     * @throws CredentialsException if the request is not authorized, or credentials could not be
-     *     refreshed
-     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws CredentialsException if the endpoint refuses the request even after one retry with
+     *     fresh credentials ({@code AccessDenied}, e.g. the credentials are scoped to another
+     *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
+     *     refreshed (the message names the provider; the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the credential provider did not answer in time
      * @throws StorageException for other failures
      */
     public List<ObjectMeta> list(String prefix) throws StorageException {
@@ -435,9 +536,11 @@ public final class ObjectStore implements AutoCloseable {
      * @throws NullPointerException if {@code path} is null
      * @throws IllegalStateException if the store is closed
      * @throws ObjectNotFoundException if the store reports the object missing
-     * @throws CredentialsException if the request is not authorized, or credentials could not be
-     *     refreshed
-     * @throws StorageTimeoutException if the request or the credential refresh timed out
+     * @throws CredentialsException if the endpoint refuses the request even after one retry with
+     *     fresh credentials ({@code AccessDenied}, e.g. the credentials are scoped to another
+     *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
+     *     refreshed (the message names the provider; the provider's throwable is the cause)
+     * @throws StorageTimeoutException if the credential provider did not answer in time
      * @throws StorageException for other failures
      */
     public void delete(String path) throws StorageException {
@@ -499,7 +602,7 @@ public final class ObjectStore implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ObjectStore{uri=" + handle.printableUri + ", closed=" + isClosed() + "}";
+        return "ObjectStore{uri=" + printableUri + ", closed=" + isClosed() + "}";
     }
 
     // ---------------------------------------------------------------------------------------
@@ -557,62 +660,5 @@ public final class ObjectStore implements AutoCloseable {
                             + "; return a stable non-blank id or do not override it");
         }
         return id;
-    }
-
-    /**
-     * The native handle plus a count of calls in flight. {@code state} is the number of calls in
-     * flight, with the sign bit set once closed; the native handle is released exactly once, by
-     * whoever brings it to "closed with no calls in flight". Also the {@link Cleaner} action, so it
-     * must not refer to the {@link ObjectStore}.
-     */
-    private static final class Handle implements Runnable {
-        private static final long CLOSED = Long.MIN_VALUE;
-
-        private final long value;
-        private final String printableUri;
-        private final AtomicLong state = new AtomicLong();
-
-        Handle(long value, String printableUri) {
-            this.value = value;
-            this.printableUri = printableUri;
-        }
-
-        long acquire() {
-            while (true) {
-                long s = state.get();
-                if (s < 0) {
-                    throw new IllegalStateException("ObjectStore is closed: " + printableUri);
-                }
-                if (state.compareAndSet(s, s + 1)) {
-                    return value;
-                }
-            }
-        }
-
-        void release() {
-            if (state.decrementAndGet() == CLOSED) {
-                NativeBridge.close(value);
-            }
-        }
-
-        boolean isClosed() {
-            return state.get() < 0;
-        }
-
-        @Override
-        public void run() {
-            while (true) {
-                long s = state.get();
-                if (s < 0) {
-                    return;
-                }
-                if (state.compareAndSet(s, s | CLOSED)) {
-                    if (s == 0) {
-                        NativeBridge.close(value);
-                    }
-                    return;
-                }
-            }
-        }
     }
 }

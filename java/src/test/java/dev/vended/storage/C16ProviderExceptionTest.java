@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,9 +22,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
@@ -222,5 +227,186 @@ class C16ProviderExceptionTest {
         assertFalse(e.getMessage().contains(creds.secretAccessKey()), e.getMessage());
 
         assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    /** An {@code Error} of the provider's own, of the kind that is never meant to be caught. */
+    static final class CatalogMemoryError extends VirtualMachineError {
+        private static final long serialVersionUID = 1L;
+
+        CatalogMemoryError(String message) {
+            super(message);
+        }
+    }
+
+    /** A failure must name the provider and carry the very throwable the provider threw. */
+    private static void assertCarriesProvidersThrowable(
+            CredentialsException e, ScriptedProvider provider, Throwable thrown) {
+        assertSame(thrown, e.getCause(), () -> "cause of " + e + " is not the provider's own");
+        String m = e.getMessage();
+        assertTrue(m.contains(thrown.getMessage()), () -> "message lacks the provider's: " + m);
+        assertTrue(m.contains(thrown.getClass().getName()), () -> "message lacks the class: " + m);
+        assertTrue(
+                m.contains(ScriptedProvider.class.getName()),
+                () -> "message does not name the provider (" + provider.providerId() + "): " + m);
+    }
+
+    @Test
+    void c16_customVirtualMachineErrorOnOpenThenSuccess() throws Exception {
+        Error boom = new CatalogMemoryError("catalog client out of memory");
+        ScriptedProvider provider = new ScriptedProvider(throwing(boom), vend(60_000));
+
+        CredentialsException e =
+                assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertCarriesProvidersThrowable(e, provider, boom);
+        assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    @Test
+    void c16_outOfMemoryErrorInstanceOnOpenThenSuccess() throws Exception {
+        Error boom = new OutOfMemoryError("simulated: catalog response too large");
+        ScriptedProvider provider = new ScriptedProvider(throwing(boom), vend(60_000));
+
+        CredentialsException e =
+                assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertCarriesProvidersThrowable(e, provider, boom);
+        assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    @Test
+    void c16_checkedExceptionOnRefreshAfterExpiryIsTheCauseThenSuccess() throws Exception {
+        VendedCredentials gen1 = server.issueCredentials(1_500, null);
+        IOException boom = new IOException("catalog unreachable");
+        ScriptedProvider provider = new ScriptedProvider(throwing(boom));
+
+        try (ObjectStore store =
+                ObjectStore.open(server.uri(prefix), server.options(gen1), provider)) {
+            assertArrayEquals(SEED, store.get("seed.bin"));
+            Waits.sleepUntil(gen1.expiresAtMillis() + 300); // the scenario: gen1 expires
+
+            CredentialsException e =
+                    assertThrows(CredentialsException.class, () -> store.get("seed.bin"));
+            assertCarriesProvidersThrowable(e, provider, boom);
+            assertTrue(
+                    provider.threads().get(0).startsWith("vended-storage-"),
+                    () -> "refresh not on a native runtime thread: " + provider.threads());
+
+            provider.otherwise(vend(60_000));
+            assertArrayEquals(SEED, store.get("seed.bin"));
+        }
+    }
+
+    @Test
+    void c16_mapWithNullKeyIsAClearErrorThenSuccess() throws Exception {
+        VendedCredentials creds = server.issueCredentials(60_000, null);
+        ScriptedProvider provider =
+                new ScriptedProvider(
+                        () -> {
+                            Map<String, String> m = new HashMap<>(server.options(creds));
+                            m.put(null, "orphan");
+                            return m;
+                        },
+                        vend(60_000));
+
+        CredentialsException e =
+                assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertTrue(e.getMessage().contains("null key"), e.getMessage());
+        assertTrue(e.getMessage().contains(ScriptedProvider.class.getName()), e.getMessage());
+        assertFalse(e.getMessage().contains(creds.secretAccessKey()), e.getMessage());
+        assertNull(e.getCause(), "the provider threw nothing");
+
+        assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    @Test
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void c16_mapWithIntegerValueOrKeyIsAClearErrorThenSuccess() throws Exception {
+        VendedCredentials creds = server.issueCredentials(60_000, null);
+        ScriptedProvider provider =
+                new ScriptedProvider(
+                        () -> {
+                            Map raw = new HashMap<>(server.options(creds));
+                            raw.put("client_retries", Integer.valueOf(3));
+                            return (Map<String, String>) raw;
+                        },
+                        () -> {
+                            Map raw = new HashMap<>(server.options(creds));
+                            raw.put(Integer.valueOf(7), "seven");
+                            return (Map<String, String>) raw;
+                        },
+                        vend(60_000));
+
+        CredentialsException e =
+                assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertTrue(e.getMessage().contains("client_retries"), e.getMessage());
+        assertTrue(e.getMessage().contains("not a String"), e.getMessage());
+        assertTrue(e.getMessage().contains(ScriptedProvider.class.getName()), e.getMessage());
+        assertFalse(e.getMessage().contains(creds.secretAccessKey()), e.getMessage());
+
+        e = assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertTrue(e.getMessage().contains("key that is not a String"), e.getMessage());
+
+        assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    @Test
+    void c16_mapWhoseIterationThrowsCarriesThatThrowable() throws Exception {
+        IllegalStateException boom = new IllegalStateException("lazy catalog map failed");
+        ScriptedProvider provider =
+                new ScriptedProvider(
+                        () ->
+                                new java.util.AbstractMap<String, String>() {
+                                    @Override
+                                    public java.util.Set<Map.Entry<String, String>> entrySet() {
+                                        throw boom;
+                                    }
+                                },
+                        vend(60_000));
+
+        CredentialsException e =
+                assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertCarriesProvidersThrowable(e, provider, boom);
+        assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    @Test
+    void c16_failuresLeaveNativeThreadsUsable() throws Exception {
+        // Failures and successes alternate on the native runtime's (reused) blocking threads;
+        // a pending exception left behind would break the next call on that thread.
+        int rounds = 12;
+        List<Throwable> causes = new ArrayList<>();
+        ScriptedProvider provider = new ScriptedProvider();
+        for (int i = 0; i < rounds; i++) {
+            Throwable t =
+                    switch (i % 4) {
+                        case 0 -> new RuntimeException("catalog down #" + i);
+                        case 1 -> new TimeoutException("catalog timeout #" + i);
+                        case 2 -> new CatalogMemoryError("catalog oom #" + i);
+                        default -> new AssertionError("catalog assertion #" + i);
+                    };
+            causes.add(t);
+            provider.then(throwing(t)).then(vend(60_000));
+        }
+        for (int i = 0; i < rounds; i++) {
+            Throwable expected = causes.get(i);
+            CredentialsException e =
+                    assertThrows(CredentialsException.class, () -> openAndRead(provider));
+            assertSame(expected, e.getCause(), "round " + i);
+            assertArrayEquals(SEED, openAndRead(provider), "round " + i);
+        }
+        List<String> threads = provider.threads();
+        assertEquals(2 * rounds, threads.size(), threads::toString);
+        boolean reusedAfterThrow = false;
+        for (int i = 0; i < threads.size(); i += 2) {
+            assertTrue(
+                    threads.get(i).startsWith("vended-storage-")
+                            && threads.get(i).endsWith("(daemon)"),
+                    threads::toString);
+            if (threads.subList(i + 1, threads.size()).contains(threads.get(i))) {
+                reusedAfterThrow = true;
+            }
+        }
+        assertTrue(
+                reusedAfterThrow,
+                () -> "no native thread was used again after a throw: " + threads);
     }
 }

@@ -52,16 +52,28 @@ pub fn is_secret_key(key: &str) -> bool {
         "access_key",
         "private_key",
         "credential",
+        "master_key",
+        "customer_key",
     ]
     .iter()
     .any(|s| k.contains(s))
+}
+
+/// Whether `key` is a secret that configures the data rather than the signer: the SSE-C
+/// customer encryption key (`aws_sse_customer_key_base64`). It is redacted like any secret, but
+/// it is not a credential: it must reach the store (dropping it would write unencrypted data),
+/// and it is part of store identity only as a keyed fingerprint.
+pub fn is_data_secret_key(key: &str) -> bool {
+    key.to_ascii_lowercase().contains("customer_key")
 }
 
 /// Whether `key` names a credential (secret or identity of the signer) rather than a property of
 /// where data lives. Credential options are excluded from store identity; the credential source
 /// stands in for them.
 pub fn is_credential_key(key: &str) -> bool {
-    key == AWS_ACCESS_KEY_ID || key == EXPIRES_AT_MILLIS || is_secret_key(key)
+    key == AWS_ACCESS_KEY_ID
+        || key == EXPIRES_AT_MILLIS
+        || (is_secret_key(key) && !is_data_secret_key(key))
 }
 
 /// Parses `expires_at_millis` (epoch milliseconds, decimal digits only).

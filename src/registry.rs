@@ -200,7 +200,18 @@ impl ObjectStoreRegistry {
         let mut non_secret: Vec<(String, String)> = options
             .iter()
             .filter(|(k, _)| !is_credential_key(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| {
+                // A secret that configures the data (an SSE-C key) decides identity too, but
+                // only as a keyed fingerprint: secrets never appear in a key or its Debug.
+                if crate::options::is_secret_key(k) {
+                    let (k0, k1) = *FINGERPRINT_KEY;
+                    let mut h = siphasher::sip::SipHasher13::new_with_keys(k0, k1);
+                    v.hash(&mut h);
+                    (k.clone(), format!("fingerprint:{:016x}", h.finish()))
+                } else {
+                    (k.clone(), v.clone())
+                }
+            })
             .collect();
         non_secret.sort();
         let key = StoreKey {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use futures::stream::{BoxStream, TryStreamExt};
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use object_store::aws::AwsCredential;
 use object_store::path::Path;
 use object_store::{
@@ -134,11 +134,51 @@ impl ObjectStore for AuthRetryStore {
         &self,
         locations: BoxStream<'static, object_store::Result<Path>>,
     ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
+        // The input stream cannot be replayed; an auth failure still invalidates the credential
+        // so that the next request refetches.
+        let refresher = self.refresher.clone();
+        let generation = refresher.generation();
+        self.inner
+            .delete_stream(locations)
+            .inspect_err(move |e| {
+                if is_auth_failure(e) {
+                    refresher.invalidate(generation);
+                }
+            })
+            .boxed()
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
+        // Retried once when the first page is rejected (nothing was yielded yet); a rejection
+        // later in the listing invalidates the credential so the next request refetches.
+        let inner = self.inner.clone();
+        let refresher = self.refresher.clone();
+        let prefix = prefix.cloned();
+        let generation = refresher.generation();
+        let mut first = inner.list(prefix.as_ref());
+        futures::stream::once(async move {
+            let retried = match first.next().await {
+                Some(Err(e)) if is_auth_failure(&e) => {
+                    log::debug!(
+                        "list rejected by the endpoint ({e}); retrying once with a fresh credential"
+                    );
+                    refresher.invalidate(generation);
+                    inner.list(prefix.as_ref())
+                }
+                Some(item) => futures::stream::once(async move { item })
+                    .chain(first)
+                    .boxed(),
+                None => futures::stream::empty().boxed(),
+            };
+            let generation = refresher.generation();
+            retried.inspect_err(move |e| {
+                if is_auth_failure(e) {
+                    refresher.invalidate(generation);
+                }
+            })
+        })
+        .flatten()
+        .boxed()
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
@@ -329,6 +369,9 @@ impl VendedStore {
     /// Permission/credential, provider and I/O errors.
     pub async fn put(&self, path: &str, data: Bytes) -> Result<()> {
         let p = self.path(path)?;
+        // Dropped before and after: a read racing the write cannot re-cache the old bytes
+        // for longer than the write takes.
+        self.forget(&p);
         let result = self.entry.store.put(&p, PutPayload::from(data)).await;
         self.forget(&p);
         result?;

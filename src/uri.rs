@@ -48,14 +48,32 @@ pub fn parse_store_uri(uri: &str) -> Result<StoreUri> {
         message: m.to_string(),
     };
     let parsed = url::Url::parse(uri).map_err(|e| bad(&format!("not a URI ({e})")))?;
+    // The URL parser silently resolves `.`/`..` segments, drops `?query`/`#fragment`, and reads
+    // `file:relative` as `/relative`: refuse all of these rather than open another location.
+    let rest = uri.split_once(':').map_or("", |(_, r)| r);
+    if !rest.starts_with('/') {
+        return Err(bad(
+            "expected scheme://...; a file URI needs an absolute path: file:///path",
+        ));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(bad("a store URI must not have a query (?) or fragment (#)"));
+    }
+    let raw_path = rest.trim_start_matches('/');
+    let raw_path = raw_path.split_once(['?', '#']).map_or(raw_path, |(p, _)| p);
+    if raw_path.split(['/', '\\']).any(|seg| {
+        let seg = seg.to_ascii_lowercase().replace("%2e", ".");
+        seg == "." || seg == ".."
+    }) {
+        return Err(bad("'.' and '..' path segments are not allowed"));
+    }
     match parsed.scheme() {
         "s3" | "s3a" => {
             let bucket = parsed.host_str().unwrap_or("").to_string();
             if bucket.is_empty() {
                 return Err(bad("an S3 URI needs a bucket: s3://bucket/prefix"));
             }
-            let base = Path::parse(parsed.path().trim_matches('/'))
-                .map_err(|e| bad(&format!("bad prefix: {e}")))?;
+            let base = prefix_of(&parsed).map_err(|e| bad(&e))?;
             Ok(StoreUri {
                 scheme: Scheme::S3,
                 authority: bucket,
@@ -81,13 +99,22 @@ pub fn parse_store_uri(uri: &str) -> Result<StoreUri> {
         "memory" => Ok(StoreUri {
             scheme: Scheme::Memory,
             authority: parsed.host_str().unwrap_or("").to_string(),
-            base: Path::parse(parsed.path().trim_matches('/'))
-                .map_err(|e| bad(&format!("bad prefix: {e}")))?,
+            base: prefix_of(&parsed).map_err(|e| bad(&e))?,
         }),
         other => Err(bad(&format!(
             "unsupported scheme '{other}' (supported: s3, s3a, file, memory)"
         ))),
     }
+}
+
+/// The URI's path as an object-store prefix. The URL parser percent-encodes the path
+/// (`täble` becomes `t%C3%A4ble`, a space `%20`): decode it, or objects would land under the
+/// literal escaped name.
+fn prefix_of(parsed: &url::Url) -> std::result::Result<Path, String> {
+    let decoded = percent_encoding::percent_decode_str(parsed.path())
+        .decode_utf8()
+        .map_err(|e| format!("bad prefix: not UTF-8 after percent-decoding ({e})"))?;
+    Path::parse(decoded.trim_matches('/')).map_err(|e| format!("bad prefix: {e}"))
 }
 
 #[cfg(test)]

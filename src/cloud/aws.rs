@@ -99,7 +99,7 @@ pub fn build_s3_store(
         match key.parse::<AmazonS3ConfigKey>() {
             Ok(AmazonS3ConfigKey::Bucket) => {}
             Ok(k) => builder = builder.with_config(k, &options[key]),
-            Err(_) if key.starts_with("aws_") => {
+            Err(_) if key.to_ascii_lowercase().starts_with("aws_") => {
                 return Err(Error::invalid_option(key, "unknown S3 storage option"));
             }
             Err(_) => log::debug!("ignoring storage option '{key}' unknown to the S3 store"),

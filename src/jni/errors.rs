@@ -160,17 +160,6 @@ pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()
     }
 }
 
-/// Panic payload as text (`&str` and `String` payloads; others generically).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
-}
-
 /// The error policy of every entry point: errors become the mapped Java exception, panics a
 /// `StorageException` carrying the panic message; the return value is then the default
 /// (`0`, `null`).
@@ -193,7 +182,7 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJava {
         _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
         payload: Box<dyn std::any::Any + Send + 'static>,
     ) -> jni::errors::Result<T> {
-        let msg = panic_message(payload.as_ref());
+        let msg = crate::error::panic_message(payload.as_ref());
         log::error!("panic in vended-storage native code: {msg}");
         if !env.exception_check() {
             throw_with_cause(

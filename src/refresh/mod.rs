@@ -37,6 +37,9 @@ use crate::provider::StorageOptionsProvider;
 use config::millis;
 use stats::Counters;
 
+/// How much longer than the provider timeout a request waits for a refresh.
+const WAIT_SLACK: Duration = Duration::from_millis(100);
+
 /// How far behind [`Clock::now_millis_coarse`] may be, as far as the hot path is concerned.
 const COARSE_CLOCK_MARGIN_MILLIS: i64 = 20;
 
@@ -230,7 +233,9 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 "no refresh could be started",
             ));
         };
-        let timeout = inner.config.provider_timeout;
+        // Slightly longer than the refresh's own provider timeout, so a waiter gets that
+        // refresh's outcome (its Timeout included) rather than racing it.
+        let timeout = inner.config.provider_timeout + WAIT_SLACK;
         match tokio::time::timeout(timeout, fut).await {
             Ok(Ok(fresh)) => {
                 let now = inner.clock.now_millis();
@@ -389,11 +394,21 @@ fn credential_of<C>(g: &Generation<C>, provider_id: &str) -> Result<(Arc<C>, u64
 
 impl<C: Send + Sync + 'static> Inner<C> {
     async fn run_refresh(self: Arc<Self>, attempt: u64) -> Result<Arc<Generation<C>>> {
+        // If this refresh never finishes (its task is cancelled, for example because the runtime
+        // that ran it shut down), the guard still clears `in_flight`: otherwise every later
+        // caller would join the dead refresh and the store would be wedged for good.
+        let mut guard = InFlightGuard {
+            inner: &self,
+            attempt,
+            armed: true,
+        };
         let started = self.clock.now_millis();
         self.counters.fetches.fetch_add(1, Ordering::Relaxed);
+        // A provider that panics is a failed refresh like any other (reported, backed off,
+        // retried), never a refresh stuck "in flight" forever.
         let answer = tokio::time::timeout(
             self.config.provider_timeout,
-            self.provider.fetch_storage_options(),
+            std::panic::AssertUnwindSafe(self.provider.fetch_storage_options()).catch_unwind(),
         )
         .await;
         let now = self.clock.now_millis();
@@ -402,14 +417,19 @@ impl<C: Send + Sync + 'static> Inner<C> {
                 provider: self.provider_id.clone(),
                 waited_ms: millis(self.config.provider_timeout) as u64,
             }),
-            Ok(Err(e)) => Err(self.as_provider_error(e)),
-            Ok(Ok(fresh)) => self.accept(fresh, now),
+            Ok(Err(panic)) => Err(Error::provider(
+                &self.provider_id,
+                format!(
+                    "the provider panicked: {}",
+                    crate::error::panic_message(panic.as_ref())
+                ),
+            )),
+            Ok(Ok(Err(e))) => Err(self.as_provider_error(e)),
+            Ok(Ok(Ok(fresh))) => self.accept(fresh, now),
         };
+        guard.armed = false;
         let mut slow = self.slow.lock().unwrap_or_else(|p| p.into_inner());
-        if slow.in_flight.as_ref().is_some_and(|(a, _)| *a == attempt) {
-            slow.in_flight = None;
-            self.refresh_pending.store(false, Ordering::Release);
-        }
+        self.clear_in_flight(&mut slow, attempt);
         match &outcome {
             Ok(g) => {
                 self.current.store(g.clone());
@@ -513,6 +533,31 @@ impl<C: Send + Sync + 'static> Inner<C> {
                 "provider '{}' vended credentials without expires_at_millis: they are used until the endpoint rejects them, then refetched once",
                 self.provider_id
             );
+        }
+    }
+}
+
+impl<C> Inner<C> {
+    fn clear_in_flight(&self, slow: &mut SlowState<C>, attempt: u64) {
+        if slow.in_flight.as_ref().is_some_and(|(a, _)| *a == attempt) {
+            slow.in_flight = None;
+            self.refresh_pending.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// Clears the in-flight marker of a refresh that was dropped before it finished.
+struct InFlightGuard<'a, C> {
+    inner: &'a Inner<C>,
+    attempt: u64,
+    armed: bool,
+}
+
+impl<C> Drop for InFlightGuard<'_, C> {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
+            self.inner.clear_in_flight(&mut slow, self.attempt);
         }
     }
 }

@@ -66,9 +66,14 @@ public final class Demo {
         try {
             code = run(args, System.out, System.err);
         } catch (UsageException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.println(USAGE);
-            code = 2;
+            if (e.helpRequested) {
+                System.out.println(USAGE);
+                code = 0;
+            } else {
+                System.err.println("error: " + e.getMessage());
+                System.err.println(USAGE);
+                code = 2;
+            }
         } catch (Exception e) {
             System.err.println("demo failed: " + e);
             code = 1;
@@ -80,8 +85,20 @@ public final class Demo {
     static final class UsageException extends Exception {
         private static final long serialVersionUID = 1L;
 
+        /** Whether this is {@code --help} rather than a mistake (exit 0, usage on stdout). */
+        final boolean helpRequested;
+
         UsageException(String message) {
+            this(message, false);
+        }
+
+        private UsageException(String message, boolean helpRequested) {
             super(message);
+            this.helpRequested = helpRequested;
+        }
+
+        static UsageException help() {
+            return new UsageException("help requested", true);
         }
     }
 
@@ -364,7 +381,7 @@ public final class Demo {
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             if (arg.equals("-h") || arg.equals("--help")) {
-                throw new UsageException("help requested");
+                throw UsageException.help();
             }
             if (!arg.startsWith("--")) {
                 throw new UsageException(

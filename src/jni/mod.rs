@@ -318,9 +318,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_refreshStats<'l>(
             ],
             None => [0, 0, -1, -1, 0, 0],
         };
-        let array = JLongArray::new(env, values.len())?;
-        array.set_region(env, 0, &values)?;
-        Ok(array)
+        long_array(env, &values)
     })
     .resolve::<ThrowJava>()
 }
@@ -340,6 +338,12 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_close<'l>(
 
 /// Longest session time to live accepted (the caches support up to 1000 years).
 const MAX_SESSION_TTL: Duration = Duration::from_secs(999 * 365 * 24 * 3600);
+
+fn long_array<'l>(env: &mut Env<'l>, values: &[jlong]) -> BridgeResult<JLongArray<'l>> {
+    let array = JLongArray::new(env, values.len())?;
+    array.set_region(env, 0, values)?;
+    Ok(array)
+}
 
 fn positive_or<T: TryFrom<jlong>>(v: jlong, default: T) -> T {
     if v > 0 {
@@ -409,9 +413,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_sessionStats<'l>(
             st.evictions as jlong,
             st.entries as jlong,
         ];
-        let array = JLongArray::new(env, values.len())?;
-        array.set_region(env, 0, &values)?;
-        Ok(array)
+        long_array(env, &values)
     })
     .resolve::<ThrowJava>()
 }

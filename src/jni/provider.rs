@@ -285,9 +285,16 @@ fn convert_map(
     let map = env.cast_local::<JMap>(map).map_err(|_| {
         CallError::Bad("fetchStorageOptions() did not return a java.util.Map".into())
     })?;
-    let mut out = HashMap::new();
+    // jni-rs ends an iteration on *any* exception from `Iterator.next()`, taking it for
+    // NoSuchElementException: reading exactly `size()` entries means an iterator that fails
+    // midway is an error, never a silently partial map (and no exception ends each read).
+    let size = env
+        .call_method(&map, jni_str!("size"), jni_sig!("()I"), &[])?
+        .i()?;
+    let size = usize::try_from(size).unwrap_or(0);
+    let mut out = HashMap::with_capacity(size);
     let mut iter = map.iter(env)?;
-    loop {
+    for read in 0..size {
         // One local frame per entry keeps the local reference table small for large maps.
         let entry = env.with_local_frame(
             8,
@@ -311,7 +318,11 @@ fn convert_map(
             Some((k, v)) => {
                 out.insert(k, v);
             }
-            None => break,
+            None => {
+                return Err(CallError::Bad(format!(
+                    "the map returned by fetchStorageOptions() ended after {read} of its {size} entries (modified while being read, or its iterator failed)"
+                )))
+            }
         }
     }
     Ok(out)

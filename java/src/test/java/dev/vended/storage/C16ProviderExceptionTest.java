@@ -369,6 +369,61 @@ class C16ProviderExceptionTest {
     }
 
     @Test
+    void c16_mapWhoseIteratorFailsMidwayIsAnErrorNotAPartialMap() throws Exception {
+        // size() says 4 entries; the iterator yields 2, then throws. A partial map (credentials
+        // without the endpoint, say) must never be taken for the whole answer.
+        ScriptedProvider provider =
+                new ScriptedProvider(
+                        () ->
+                                new java.util.AbstractMap<String, String>() {
+                                    @Override
+                                    public int size() {
+                                        return 4;
+                                    }
+
+                                    @Override
+                                    public java.util.Set<Map.Entry<String, String>> entrySet() {
+                                        return new java.util.AbstractSet<>() {
+                                            @Override
+                                            public int size() {
+                                                return 4;
+                                            }
+
+                                            @Override
+                                            public java.util.Iterator<Map.Entry<String, String>>
+                                                    iterator() {
+                                                return new java.util.Iterator<>() {
+                                                    private int served;
+
+                                                    @Override
+                                                    public boolean hasNext() {
+                                                        return true;
+                                                    }
+
+                                                    @Override
+                                                    public Map.Entry<String, String> next() {
+                                                        if (served == 2) {
+                                                            throw new java.util
+                                                                    .ConcurrentModificationException(
+                                                                    "catalog map changed");
+                                                        }
+                                                        served++;
+                                                        return Map.entry("k" + served, "v");
+                                                    }
+                                                };
+                                            }
+                                        };
+                                    }
+                                },
+                        vend(60_000));
+
+        CredentialsException e =
+                assertThrows(CredentialsException.class, () -> openAndRead(provider));
+        assertTrue(e.getMessage().contains("ended after 2 of its 4 entries"), e.getMessage());
+        assertArrayEquals(SEED, openAndRead(provider));
+    }
+
+    @Test
     void c16_failuresLeaveNativeThreadsUsable() throws Exception {
         // Failures and successes alternate on the native runtime's (reused) blocking threads;
         // a pending exception left behind would break the next call on that thread.

@@ -8,7 +8,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 
 /**
- * Loads {@code libvended_storage} once per class loader.
+ * Loads {@code libvended_storage_jni} once per class loader.
  *
  * <p>If the system property {@value #LIBRARY_PROPERTY} is set, it names the library file to load
  * (an absolute path). Otherwise the library bundled in the jar under {@code /native/<os>-<arch>/}
@@ -27,7 +27,7 @@ final class NativeLoader {
     /** System property naming an absolute path of the native library to load instead. */
     static final String LIBRARY_PROPERTY = "vended.storage.native.library";
 
-    private static final String LIBRARY_NAME = "vended_storage";
+    private static final String LIBRARY_NAME = "vended_storage_jni";
 
     private static boolean loaded;
     private static String failure;

@@ -49,7 +49,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * system property {@code vended.storage.python}), else {@code ../.venv/bin/python} relative to the
  * Maven project. Skipped (JUnit assumption) only when neither is set and that default does not
  * exist; a configured interpreter that does not exist is a failure. The launcher script is {@code
- * ../tests/fixtures/lance_rest_server.py}, or the system property {@code
+ * ../crates/core/tests/fixtures/lance_rest_server.py}, or the system property {@code
  * vended.storage.lanceServerScript}.
  */
 class LanceNamespaceInteropTest {
@@ -89,7 +89,7 @@ class LanceNamespaceInteropTest {
                 scriptProperty != null && !scriptProperty.isBlank()
                         ? Path.of(scriptProperty)
                         : Path.of(System.getProperty("user.dir"))
-                                .resolve("../tests/fixtures/lance_rest_server.py");
+                                .resolve("../crates/core/tests/fixtures/lance_rest_server.py");
         assertTrue(Files.exists(script), "launcher script not found: " + script);
 
         s3 = LocalS3Server.start(BUCKET);

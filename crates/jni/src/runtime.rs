@@ -12,7 +12,7 @@ use jni::JavaVM;
 use once_cell::sync::OnceCell;
 use tokio::runtime::Runtime;
 
-use crate::error::Error;
+use vended_storage::error::Error;
 
 static RUNTIME: OnceCell<Runtime> = OnceCell::new();
 static THREAD_COUNTER: AtomicUsize = AtomicUsize::new(0);

@@ -44,6 +44,10 @@ pub enum Error {
         /// The provider's own error (for the JVM: the Java throwable).
         #[source]
         source: Option<SharedSource>,
+        /// Whether the failure may heal by itself (a catalog's 5xx, a timeout, a Java exception)
+        /// rather than need a person (a catalog's 404, 401, 403, a malformed answer). The
+        /// refresher retries permanent failures at its slowest pace at once.
+        retryable: bool,
     },
 
     /// The credential has expired and no fresh one could be obtained.
@@ -73,6 +77,50 @@ pub enum Error {
     /// The store or session was closed.
     #[error("the {0} is closed")]
     Closed(&'static str),
+}
+
+/// What kind of failure an [`Error`] is: the part a program acts on. Decided here, in the core;
+/// the JNI binding maps each kind to one Java exception class and decides nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The object does not exist.
+    NotFound,
+    /// The object exists already (create-only writes, `copy_if_not_exists`).
+    AlreadyExists,
+    /// A precondition failed (ETag or version mismatch, not modified).
+    Precondition,
+    /// The credentials were refused by the endpoint (after one retry with fresh ones), lack a
+    /// permission, or could not be obtained from the provider.
+    Credentials,
+    /// The URI, an option, or an argument cannot be used.
+    InvalidOptions,
+    /// A provider or a request took longer than allowed.
+    Timeout,
+    /// A failure that may heal by itself (a 5xx answer, a dropped connection): retrying later
+    /// makes sense.
+    Transient,
+    /// Any other I/O failure (an unexpected answer, an unsupported operation).
+    Io,
+    /// The store or session was closed.
+    Closed,
+}
+
+impl ErrorKind {
+    /// The kind's name in `UPPER_SNAKE_CASE`, as the Java binding's `StorageException.Kind` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "NOT_FOUND",
+            ErrorKind::AlreadyExists => "ALREADY_EXISTS",
+            ErrorKind::Precondition => "PRECONDITION",
+            ErrorKind::Credentials => "CREDENTIALS",
+            ErrorKind::InvalidOptions => "INVALID_OPTIONS",
+            ErrorKind::Timeout => "TIMEOUT",
+            ErrorKind::Transient => "TRANSIENT",
+            ErrorKind::Io => "IO",
+            ErrorKind::Closed => "CLOSED",
+        }
+    }
 }
 
 impl From<object_store::Error> for Error {
@@ -105,6 +153,7 @@ impl Error {
             provider: provider.into(),
             message: message.into(),
             source: None,
+            retryable: true,
         }
     }
 
@@ -127,19 +176,65 @@ impl Error {
         }
     }
 
-    /// Whether this error is an authentication failure reported by the endpoint
-    /// (ExpiredToken, InvalidToken, InvalidAccessKeyId, SignatureDoesNotMatch...), after which a
-    /// fresh credential may succeed.
-    pub fn is_auth_failure(&self) -> bool {
+    /// What kind of failure this is (see [`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::ObjectStore(e) => crate::store::is_auth_failure(e),
-            _ => false,
+            Error::InvalidOption { .. } | Error::InvalidUri { .. } => ErrorKind::InvalidOptions,
+            Error::Provider { .. } | Error::CredentialsExpired { .. } => ErrorKind::Credentials,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::Closed(_) => ErrorKind::Closed,
+            Error::ObjectStore(e) => object_store_kind(e),
+        }
+    }
+
+    /// Whether trying the same call again later may succeed without any change: transient
+    /// failures and timeouts, and provider failures the provider marks retryable (see
+    /// [`Error::Provider`]'s `retryable`).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Provider { retryable, .. } => *retryable,
+            Error::CredentialsExpired { last_error, .. } => last_error.is_retryable(),
+            other => matches!(other.kind(), ErrorKind::Transient | ErrorKind::Timeout),
+        }
+    }
+}
+
+/// The kind of an `object_store` error, from its variant and, for other failures, the
+/// transport error kind (`object_store::client::HttpError`) found among its sources.
+fn object_store_kind(e: &object_store::Error) -> ErrorKind {
+    use object_store::Error as E;
+    match e {
+        E::NotFound { .. } => ErrorKind::NotFound,
+        E::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+        E::Precondition { .. } | E::NotModified { .. } => ErrorKind::Precondition,
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::Credentials,
+        E::InvalidPath { .. } | E::UnknownConfigurationKey { .. } => ErrorKind::InvalidOptions,
+        _ => {
+            let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+            while let Some(s) = source {
+                if let Some(h) = s.downcast_ref::<object_store::client::HttpError>() {
+                    use object_store::client::HttpErrorKind as K;
+                    return match h.kind() {
+                        K::Timeout => ErrorKind::Timeout,
+                        K::Connect | K::Request | K::Interrupted => ErrorKind::Transient,
+                        _ => ErrorKind::Io,
+                    };
+                }
+                source = s.source();
+            }
+            // object_store gives up on a retryable failure (5xx, 429, a dropped connection)
+            // after its retry limit, saying so as "... after N retries, max_retries: ...".
+            if e.to_string().contains(" retries, max_retries") {
+                ErrorKind::Transient
+            } else {
+                ErrorKind::Io
+            }
         }
     }
 }
 
 /// The text of a panic payload (`&str` and `String` payloads; others generically).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

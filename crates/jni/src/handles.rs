@@ -8,8 +8,8 @@ use std::sync::{Arc, RwLock};
 
 use once_cell::sync::Lazy;
 
-use crate::session::Session;
-use crate::store::VendedStore;
+use vended_storage::session::Session;
+use vended_storage::store::VendedStore;
 
 /// Open stores.
 pub(crate) static STORES: Lazy<HandleTable<VendedStore>> = Lazy::new(HandleTable::default);

@@ -452,7 +452,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
                 let max = millis(self.config.max_backoff).max(initial);
                 // A failure the catalog calls permanent (table gone, access revoked) is retried
                 // at the slowest pace at once; transient ones back off from `initial_backoff`.
-                let permanent = crate::catalog::catalog_error(e).is_some_and(|c| !c.is_retryable());
+                let permanent = !e.is_retryable();
                 let delay = match (permanent, slow.backoff_millis) {
                     (true, _) => max,
                     (false, 0) => initial,
@@ -481,6 +481,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
             other => Error::Provider {
                 provider: self.provider_id.clone(),
                 message: other.to_string(),
+                retryable: other.is_retryable() || other.kind() != crate::error::ErrorKind::InvalidOptions,
                 source: Some(Arc::new(other)),
             },
         }

@@ -293,6 +293,7 @@ impl LanceNamespaceProvider {
         Error::Provider {
             provider: self.id.clone(),
             message: e.to_string(),
+            retryable: e.is_retryable(),
             source: Some(Arc::new(e)),
         }
     }

@@ -20,12 +20,12 @@ use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JStrin
 use jni::sys::{jint, jlong, JNI_VERSION_1_8};
 use jni::{Env, EnvUnowned, JavaVM};
 
-use crate::options::StorageOptions;
-use crate::provider::StorageOptionsProvider;
-use crate::refresh::RefreshConfig;
-use crate::registry::ObjectStoreRegistry;
-use crate::session::{Session, SessionConfig};
-use crate::store::{ObjectInfo, VendedStore};
+use vended_storage::options::StorageOptions;
+use vended_storage::provider::StorageOptionsProvider;
+use vended_storage::refresh::RefreshConfig;
+use vended_storage::registry::ObjectStoreRegistry;
+use vended_storage::session::{Session, SessionConfig};
+use vended_storage::store::{ObjectInfo, VendedStore};
 use errors::{BridgeError, ThrowJava};
 
 type BridgeResult<T> = std::result::Result<T, BridgeError>;
@@ -455,7 +455,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_testPanic<'l>(
 ) {
     env.with_env(|env| -> BridgeResult<()> {
         if std::env::var("VENDED_STORAGE_TEST_HOOKS").as_deref() != Ok("1") {
-            return Err(BridgeError::Storage(crate::Error::Closed(
+            return Err(BridgeError::Storage(vended_storage::Error::Closed(
                 "test hook (set VENDED_STORAGE_TEST_HOOKS=1)",
             )));
         }

@@ -319,6 +319,7 @@ impl IcebergRestCredentialsProvider {
         Error::Provider {
             provider: self.id.clone(),
             message: e.to_string(),
+            retryable: e.is_retryable(),
             source: Some(Arc::new(e)),
         }
     }

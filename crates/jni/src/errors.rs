@@ -17,9 +17,8 @@ use jni::objects::{JClass, JObject, JValue};
 use jni::strings::JNIStr;
 use jni::{jni_sig, jni_str, Env};
 
-use crate::error::Error;
-use crate::jni::provider::JavaException;
-use crate::store::is_auth_failure;
+use vended_storage::error::{Error, ErrorKind};
+use crate::provider::JavaException;
 
 /// An error at the JNI boundary.
 pub(crate) enum BridgeError {
@@ -48,37 +47,15 @@ impl From<Error> for BridgeError {
 const STORAGE: &JNIStr = jni_str!("dev/vended/storage/StorageException");
 
 fn class_for(e: &Error) -> &'static JNIStr {
-    match e {
-        Error::InvalidOption { .. } | Error::InvalidUri { .. } => {
-            jni_str!("dev/vended/storage/InvalidOptionsException")
-        }
-        Error::Provider { .. } | Error::CredentialsExpired { .. } => {
-            jni_str!("dev/vended/storage/CredentialsException")
-        }
-        Error::Timeout { .. } => jni_str!("dev/vended/storage/StorageTimeoutException"),
-        Error::Closed(_) => jni_str!("java/lang/IllegalStateException"),
-        Error::ObjectStore(os) => match os.as_ref() {
-            object_store::Error::NotFound { .. } => {
-                jni_str!("dev/vended/storage/ObjectNotFoundException")
-            }
-            object_store::Error::AlreadyExists { .. } => {
-                jni_str!("dev/vended/storage/ObjectAlreadyExistsException")
-            }
-            object_store::Error::Precondition { .. } | object_store::Error::NotModified { .. } => {
-                jni_str!("dev/vended/storage/PreconditionFailedException")
-            }
-            object_store::Error::PermissionDenied { .. }
-            | object_store::Error::Unauthenticated { .. } => {
-                jni_str!("dev/vended/storage/CredentialsException")
-            }
-            object_store::Error::InvalidPath { .. } => {
-                jni_str!("dev/vended/storage/InvalidOptionsException")
-            }
-            other if is_auth_failure(other) || other.to_string().contains("AccessDenied") => {
-                jni_str!("dev/vended/storage/CredentialsException")
-            }
-            _ => STORAGE,
-        },
+    match e.kind() {
+        ErrorKind::NotFound => jni_str!("dev/vended/storage/ObjectNotFoundException"),
+        ErrorKind::AlreadyExists => jni_str!("dev/vended/storage/ObjectAlreadyExistsException"),
+        ErrorKind::Precondition => jni_str!("dev/vended/storage/PreconditionFailedException"),
+        ErrorKind::Credentials => jni_str!("dev/vended/storage/CredentialsException"),
+        ErrorKind::InvalidOptions => jni_str!("dev/vended/storage/InvalidOptionsException"),
+        ErrorKind::Timeout => jni_str!("dev/vended/storage/StorageTimeoutException"),
+        ErrorKind::Closed => jni_str!("java/lang/IllegalStateException"),
+        _ => STORAGE,
     }
 }
 
@@ -182,7 +159,7 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJava {
         _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
         payload: Box<dyn std::any::Any + Send + 'static>,
     ) -> jni::errors::Result<T> {
-        let msg = crate::error::panic_message(payload.as_ref());
+        let msg = vended_storage::error::panic_message(payload.as_ref());
         log::error!("panic in vended-storage native code: {msg}");
         if !env.exception_check() {
             throw_with_cause(

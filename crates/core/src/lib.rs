@@ -41,13 +41,11 @@ pub mod session;
 pub mod store;
 pub mod uri;
 
-mod jni;
 
-pub use crate::jni::JavaStorageOptionsProvider;
 pub use catalog::{
     CatalogError, CatalogErrorKind, IcebergRestCredentialsProvider, LanceNamespaceProvider,
 };
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use options::StorageOptions;
 pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
 pub use refresh::{

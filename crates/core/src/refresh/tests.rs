@@ -611,6 +611,7 @@ async fn permanent_catalog_failures_back_off_at_the_slowest_pace() {
             Err(Error::Provider {
                 provider: "scripted".into(),
                 message: c.to_string(),
+                retryable: c.is_retryable(),
                 source: Some(Arc::new(c)),
             })
         })

@@ -11,9 +11,9 @@ use jni::objects::{JClassLoader, JMap, JObject, JString, JThread, JThrowable, JV
 use jni::refs::{Global, Weak};
 use jni::{jni_sig, jni_str, Env, JavaVM};
 
-use crate::error::{Error, Result};
-use crate::options::StorageOptions;
-use crate::provider::{ObjectIdentity, ProviderIdentity, StorageOptionsProvider};
+use vended_storage::error::{Error, Result};
+use vended_storage::options::StorageOptions;
+use vended_storage::provider::{ObjectIdentity, ProviderIdentity, StorageOptionsProvider};
 
 /// A Java exception thrown by a provider: its class, message and the throwable itself (kept as
 /// a global reference so the binding can pass it to Java as the cause).
@@ -214,6 +214,7 @@ fn fetch_on_this_thread(
         CallError::Thrown(t) => Error::Provider {
             provider: id.to_string(),
             message: format!("fetchStorageOptions() threw {t}"),
+            retryable: true,
             source: Some(Arc::new(t)),
         },
         CallError::Bad(m) => Error::provider(id, m),

@@ -83,7 +83,7 @@ async fn rotating_two_second_credentials_serve_ten_seconds_of_concurrent_io() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("ExpiredToken"), "{e}");
-    assert!(e.is_auth_failure());
+    assert_eq!(e.kind(), vended_storage::ErrorKind::Credentials);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

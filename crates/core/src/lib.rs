@@ -33,6 +33,9 @@
 pub mod catalog;
 pub mod cloud;
 pub mod error;
+pub mod fingerprint;
+pub mod key;
+pub mod object;
 pub mod options;
 pub mod provider;
 pub mod refresh;
@@ -48,9 +51,12 @@ pub use catalog::{
 pub use error::{Error, ErrorKind, Result};
 pub use options::StorageOptions;
 pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
+pub use key::StoreKey;
+pub use object::ObjectInfo;
 pub use refresh::{
-    Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, SystemClock,
+    Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, RefresherHandle,
+    SystemClock,
 };
-pub use registry::{ObjectStoreRegistry, RegistryConfig, StoreKey};
+pub use registry::{ObjectStoreRegistry, RegistryConfig};
 pub use session::{Session, SessionConfig, SessionStats};
-pub use store::{ObjectInfo, VendedStore};
+pub use store::VendedStore;

@@ -2,7 +2,8 @@
 //! `expires_at_millis` format, merging, and redaction.
 //!
 //! Keys follow `object_store`'s configuration names (`aws_access_key_id`, `aws_region`, ...; see
-//! `object_store::aws::AmazonS3ConfigKey`), plus [`EXPIRES_AT_MILLIS`].
+//! `object_store::aws::AmazonS3ConfigKey`), plus [`EXPIRES_AT_MILLIS`]. Each cloud's own keys
+//! are named in its folder under the `cloud` module.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -15,19 +16,6 @@ pub type StorageOptions = HashMap<String, String>;
 /// Expiry of the vended credentials: epoch **milliseconds** as a decimal string, e.g.
 /// `"1767225600000"`.
 pub const EXPIRES_AT_MILLIS: &str = "expires_at_millis";
-/// AWS access key id.
-pub const AWS_ACCESS_KEY_ID: &str = "aws_access_key_id";
-/// AWS secret access key (secret).
-pub const AWS_SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
-/// AWS session token (secret).
-pub const AWS_SESSION_TOKEN: &str = "aws_session_token";
-/// AWS region, e.g. `us-east-1`.
-pub const AWS_REGION: &str = "aws_region";
-/// S3 endpoint URL, e.g. `http://127.0.0.1:9000`.
-pub const AWS_ENDPOINT: &str = "aws_endpoint";
-/// `"true"` to allow plain HTTP endpoints.
-pub const AWS_ALLOW_HTTP: &str = "aws_allow_http";
-
 /// Smallest accepted `expires_at_millis`: values below 10^11 ms (March 1973) are almost
 /// certainly epoch *seconds* and are rejected rather than read as "already expired".
 pub const MIN_PLAUSIBLE_EXPIRES_AT_MILLIS: i64 = 100_000_000_000;
@@ -40,7 +28,7 @@ pub const MAX_EXPIRES_AT_MILLIS: i64 = 253_402_300_799_999;
 /// account key counts.
 pub fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    if k == AWS_ACCESS_KEY_ID || k == "access_key_id" {
+    if k.ends_with("access_key_id") {
         return false;
     }
     [
@@ -71,7 +59,7 @@ pub fn is_data_secret_key(key: &str) -> bool {
 /// where data lives. Credential options are excluded from store identity; the credential source
 /// stands in for them.
 pub fn is_credential_key(key: &str) -> bool {
-    key == AWS_ACCESS_KEY_ID
+    key.ends_with("access_key_id")
         || key == EXPIRES_AT_MILLIS
         || (is_secret_key(key) && !is_data_secret_key(key))
 }
@@ -185,6 +173,12 @@ impl fmt::Debug for Redacted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const AWS_ACCESS_KEY_ID: &str = "aws_access_key_id";
+    const AWS_SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
+    const AWS_SESSION_TOKEN: &str = "aws_session_token";
+    const AWS_REGION: &str = "aws_region";
+    const AWS_ENDPOINT: &str = "aws_endpoint";
 
     fn err_text(v: &str) -> String {
         parse_expires_at_millis(v).unwrap_err().to_string()

@@ -19,8 +19,8 @@ use moka::notification::RemovalCause;
 use moka::sync::Cache;
 
 use crate::error::{Error, Result};
-use crate::registry::StoreKey;
-use crate::store::ObjectInfo;
+use crate::key::StoreKey;
+use crate::object::ObjectInfo;
 
 /// Session cache settings.
 #[derive(Debug, Clone)]
@@ -155,13 +155,7 @@ impl Session {
     fn key(store: &Arc<StoreKey>, full_path: &str, range: Option<Range<u64>>) -> EntryKey {
         EntryKey {
             store: store.clone(),
-            uri: format!(
-                "{}://{}/{}",
-                store.scheme.as_str(),
-                store.authority,
-                full_path
-            )
-            .into(),
+            uri: format!("{}/{}", store.root(), full_path).into(),
             range: range.map(|r| (r.start, r.end)),
         }
     }

@@ -1,61 +1,125 @@
-//! Stores handed to users: [`VendedStore`] (a registry entry plus a base path, with simple
-//! byte-level calls) and [`AuthRetryStore`] (retries once with a fresh credential after the
-//! endpoint rejects one).
+//! Stores handed to users: [`VendedStore`] (a shared [`StoreEntry`] plus a base path, with
+//! simple byte-level calls) and [`AuthRetryStore`] (retries once with a fresh credential after
+//! the endpoint rejects one).
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
-use object_store::aws::AwsCredential;
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
     ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
 };
 
+use crate::cloud::CloudAdapter;
 use crate::error::{Error, Result};
-use crate::refresh::{CredentialRefresher, RefreshStats};
-use crate::registry::StoreEntry;
+pub use crate::object::ObjectInfo;
+use crate::key::StoreKey;
+use crate::refresh::{RefreshStats, RefresherHandle};
 use crate::session::Session;
 
-/// Error codes with which S3 and S3-compatible endpoints reject a credential (as opposed to
-/// refusing an authorised identity access).
-const AUTH_FAILURE_CODES: [&str; 6] = [
-    "ExpiredToken",
-    "InvalidToken",
-    "InvalidAccessKeyId",
-    "SignatureDoesNotMatch",
-    "TokenRefreshRequired",
-    "InvalidClientTokenId",
-];
-
-/// Whether `e` is the endpoint rejecting the credential (ExpiredToken, InvalidToken,
-/// InvalidAccessKeyId, SignatureDoesNotMatch...), judged from the error and its sources.
-pub fn is_auth_failure(e: &object_store::Error) -> bool {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    AUTH_FAILURE_CODES.iter().any(|c| text.contains(c))
+/// A shared store: the `object_store` store, its credential refresher, and how many
+/// [`VendedStore`]s use it. The registry creates entries; when the last `VendedStore` of an
+/// entry whose provider has an exact object identity is dropped, `on_last_release` runs (the
+/// registry forgets the entry, releasing the provider).
+pub struct StoreEntry {
+    pub(crate) key: Arc<StoreKey>,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) refresher: Option<Arc<dyn RefresherHandle>>,
+    handles: AtomicUsize,
+    on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
-/// Wraps an S3 store: when a request fails because the endpoint rejected the credential, the
-/// credential generation that was current is invalidated and the request is retried once with
-/// a freshly fetched credential. Streams (`list`, `delete_stream`) are passed through.
+impl StoreEntry {
+    pub(crate) fn new(
+        key: Arc<StoreKey>,
+        store: Arc<dyn ObjectStore>,
+        refresher: Option<Arc<dyn RefresherHandle>>,
+        on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
+    ) -> Self {
+        Self {
+            key,
+            store,
+            refresher,
+            handles: AtomicUsize::new(0),
+            on_last_release,
+        }
+    }
+
+    pub(crate) fn acquire_handle(&self) {
+        self.handles.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn release_handle(&self) {
+        if self.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if let Some(release) = &self.on_last_release {
+                release();
+            }
+        }
+    }
+}
+
+/// Wraps a cloud store: when a request fails because the endpoint rejected the credential (as
+/// the cloud's adapter judges it), the credential generation that was current is invalidated
+/// and the request is retried once with a freshly fetched credential. A rejection that
+/// remains is reported as `object_store::Error::Unauthenticated` (kind
+/// [`crate::ErrorKind::Credentials`]), for static credentials too.
 pub struct AuthRetryStore {
     inner: Arc<dyn ObjectStore>,
-    refresher: CredentialRefresher<AwsCredential>,
+    refresher: Option<Arc<dyn RefresherHandle>>,
+    adapter: &'static dyn CloudAdapter,
 }
 
 impl AuthRetryStore {
-    /// Wraps `inner`, whose credentials come from `refresher`.
-    pub fn new(inner: Arc<dyn ObjectStore>, refresher: CredentialRefresher<AwsCredential>) -> Self {
-        Self { inner, refresher }
+    /// Wraps `inner`, whose credentials come from `refresher` (none: static credentials, no
+    /// retry) and whose rejections `adapter` recognises.
+    pub fn new(
+        inner: Arc<dyn ObjectStore>,
+        refresher: Option<Arc<dyn RefresherHandle>>,
+        adapter: &'static dyn CloudAdapter,
+    ) -> Self {
+        Self {
+            inner,
+            refresher,
+            adapter,
+        }
+    }
+
+    /// The generation to invalidate if the endpoint rejects the request about to be sent.
+    fn generation(&self) -> u64 {
+        self.refresher.as_ref().map_or(0, |r| r.generation())
+    }
+
+    /// After a rejection: invalidates `generation` and says whether a retry makes sense.
+    fn invalidate(&self, generation: u64) -> bool {
+        match &self.refresher {
+            Some(r) => {
+                r.invalidate(generation);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reports a remaining rejection as `Unauthenticated`.
+    fn classify(&self, e: object_store::Error) -> object_store::Error {
+        classify(self.adapter, e)
+    }
+}
+
+fn classify(adapter: &dyn CloudAdapter, e: object_store::Error) -> object_store::Error {
+    match e {
+        object_store::Error::Unauthenticated { .. } | object_store::Error::PermissionDenied { .. } => e,
+        e if adapter.is_auth_failure(&e) => object_store::Error::Unauthenticated {
+            path: String::new(),
+            source: Box::new(e),
+        },
+        e => e,
     }
 }
 
@@ -63,7 +127,7 @@ impl fmt::Debug for AuthRetryStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AuthRetryStore")
             .field("inner", &self.inner)
-            .field("provider", &self.refresher.provider_id())
+            .field("provider", &self.refresher.as_ref().map(|r| r.provider_id().to_string()))
             .finish()
     }
 }
@@ -78,16 +142,15 @@ impl fmt::Display for AuthRetryStore {
 /// generation that was current and runs it once more.
 macro_rules! with_auth_retry {
     ($self:ident, $call:expr) => {{
-        let generation = $self.refresher.generation();
+        let generation = $self.generation();
         match $call.await {
-            Err(e) if is_auth_failure(&e) => {
+            Err(e) if $self.adapter.is_auth_failure(&e) && $self.invalidate(generation) => {
                 log::debug!(
                     "request rejected by the endpoint ({e}); retrying once with a fresh credential"
                 );
-                $self.refresher.invalidate(generation);
-                $call.await
+                $call.await.map_err(|e| $self.classify(e))
             }
-            other => other,
+            other => other.map_err(|e| $self.classify(e)),
         }
     }};
 }
@@ -137,13 +200,17 @@ impl ObjectStore for AuthRetryStore {
         // The input stream cannot be replayed; an auth failure still invalidates the credential
         // so that the next request refetches.
         let refresher = self.refresher.clone();
-        let generation = refresher.generation();
+        let adapter = self.adapter;
+        let generation = self.generation();
         self.inner
             .delete_stream(locations)
-            .inspect_err(move |e| {
-                if is_auth_failure(e) {
-                    refresher.invalidate(generation);
+            .map_err(move |e| {
+                if adapter.is_auth_failure(&e) {
+                    if let Some(r) = &refresher {
+                        r.invalidate(generation);
+                    }
                 }
+                classify(adapter, e)
             })
             .boxed()
     }
@@ -153,16 +220,19 @@ impl ObjectStore for AuthRetryStore {
         // later in the listing invalidates the credential so the next request refetches.
         let inner = self.inner.clone();
         let refresher = self.refresher.clone();
+        let adapter = self.adapter;
         let prefix = prefix.cloned();
-        let generation = refresher.generation();
+        let generation = self.generation();
         let mut first = inner.list(prefix.as_ref());
         futures::stream::once(async move {
             let retried = match first.next().await {
-                Some(Err(e)) if is_auth_failure(&e) => {
+                Some(Err(e)) if adapter.is_auth_failure(&e) && refresher.is_some() => {
                     log::debug!(
                         "list rejected by the endpoint ({e}); retrying once with a fresh credential"
                     );
-                    refresher.invalidate(generation);
+                    if let Some(r) = &refresher {
+                        r.invalidate(generation);
+                    }
                     inner.list(prefix.as_ref())
                 }
                 Some(item) => futures::stream::once(async move { item })
@@ -170,11 +240,14 @@ impl ObjectStore for AuthRetryStore {
                     .boxed(),
                 None => futures::stream::empty().boxed(),
             };
-            let generation = refresher.generation();
-            retried.inspect_err(move |e| {
-                if is_auth_failure(e) {
-                    refresher.invalidate(generation);
+            let generation = refresher.as_ref().map_or(0, |r| r.generation());
+            retried.map_err(move |e| {
+                if adapter.is_auth_failure(&e) {
+                    if let Some(r) = &refresher {
+                        r.invalidate(generation);
+                    }
                 }
+                classify(adapter, e)
             })
         })
         .flatten()
@@ -202,21 +275,6 @@ impl ObjectStore for AuthRetryStore {
     ) -> object_store::Result<()> {
         with_auth_retry!(self, self.inner.rename_opts(from, to, options.clone()))
     }
-}
-
-/// Metadata of an object, with its path relative to the store's base prefix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectInfo {
-    /// Path relative to the URI's prefix.
-    pub path: String,
-    /// Size in bytes.
-    pub size: u64,
-    /// Last modification, epoch milliseconds.
-    pub last_modified_millis: i64,
-    /// ETag, if the store gives one.
-    pub e_tag: Option<String>,
-    /// Version, if the store gives one.
-    pub version: Option<String>,
 }
 
 /// A store opened from a URI: a shared registry entry (the `object_store` and its credential
@@ -271,7 +329,7 @@ impl VendedStore {
     }
 
     /// The store's cache identity (prints no secret).
-    pub fn key(&self) -> &crate::registry::StoreKey {
+    pub fn key(&self) -> &StoreKey {
         &self.entry.key
     }
 
@@ -427,7 +485,7 @@ impl VendedStore {
     }
 
     /// The credential refresher, or `None` for stores without a provider.
-    pub fn refresher(&self) -> Option<&CredentialRefresher<AwsCredential>> {
+    pub fn refresher(&self) -> Option<&Arc<dyn RefresherHandle>> {
         self.entry.refresher.as_ref()
     }
 }

@@ -55,9 +55,8 @@ use super::http::{str_field, CatalogHttp};
 use super::lance::{kind_of, string_map};
 use super::{auth_id, display_url, CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
 use crate::error::{Error, Result};
-use crate::options::{
-    StorageOptions, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, EXPIRES_AT_MILLIS,
-};
+use crate::cloud::aws::keys::{AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN};
+use crate::options::{StorageOptions, EXPIRES_AT_MILLIS};
 use crate::provider::StorageOptionsProvider;
 
 const CATALOG: &str = "Iceberg REST";

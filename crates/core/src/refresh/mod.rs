@@ -384,6 +384,49 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     }
 }
 
+/// A [`CredentialRefresher`] seen without its credential type: what stores, registries and
+/// bindings need of it, whatever the cloud.
+pub trait RefresherHandle: Send + Sync + std::fmt::Debug {
+    /// See [`CredentialRefresher::generation`].
+    fn generation(&self) -> u64;
+    /// See [`CredentialRefresher::invalidate`].
+    fn invalidate(&self, generation: u64);
+    /// See [`CredentialRefresher::offer`].
+    fn offer(&self, options: StorageOptions);
+    /// See [`CredentialRefresher::stats`].
+    fn stats(&self) -> RefreshStats;
+    /// See [`CredentialRefresher::provider_id`].
+    fn provider_id(&self) -> &str;
+    /// See [`CredentialRefresher::current_options`].
+    fn current_options(&self) -> Arc<StorageOptions>;
+    /// See [`CredentialRefresher::wait_idle`].
+    fn wait_idle(&self) -> BoxFuture<'_, Option<Result<()>>>;
+}
+
+impl<C: Send + Sync + 'static> RefresherHandle for CredentialRefresher<C> {
+    fn generation(&self) -> u64 {
+        CredentialRefresher::generation(self)
+    }
+    fn invalidate(&self, generation: u64) {
+        CredentialRefresher::invalidate(self, generation)
+    }
+    fn offer(&self, options: StorageOptions) {
+        CredentialRefresher::offer(self, options)
+    }
+    fn stats(&self) -> RefreshStats {
+        CredentialRefresher::stats(self)
+    }
+    fn provider_id(&self) -> &str {
+        CredentialRefresher::provider_id(self)
+    }
+    fn current_options(&self) -> Arc<StorageOptions> {
+        CredentialRefresher::current_options(self)
+    }
+    fn wait_idle(&self) -> BoxFuture<'_, Option<Result<()>>> {
+        CredentialRefresher::wait_idle(self).boxed()
+    }
+}
+
 /// The credential of a generation that passed `usable` (which implies one).
 fn credential_of<C>(g: &Generation<C>, provider_id: &str) -> Result<(Arc<C>, u64)> {
     match &g.credential {

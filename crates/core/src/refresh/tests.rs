@@ -9,9 +9,13 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 use super::*;
-use crate::options::{
-    AWS_ACCESS_KEY_ID, AWS_ENDPOINT, AWS_REGION, AWS_SECRET_ACCESS_KEY, EXPIRES_AT_MILLIS,
-};
+use crate::options::EXPIRES_AT_MILLIS;
+
+// Option names as a cloud would use them; the refresher itself knows no cloud.
+const AWS_ACCESS_KEY_ID: &str = "aws_access_key_id";
+const AWS_SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
+const AWS_ENDPOINT: &str = "aws_endpoint";
+const AWS_REGION: &str = "aws_region";
 
 const T0: i64 = 1_800_000_000_000;
 
@@ -596,30 +600,19 @@ async fn no_initial_credential_fetches_on_first_use() {
 }
 
 #[tokio::test]
-async fn permanent_catalog_failures_back_off_at_the_slowest_pace() {
-    use crate::catalog::{CatalogError, CatalogErrorKind};
-    fn failure(kind: CatalogErrorKind, status: u16) -> Answer {
+async fn permanent_provider_failures_back_off_at_the_slowest_pace() {
+    // What a catalog provider reports for a 503 (retryable) and a 404 (permanent).
+    fn failure(retryable: bool, status: u16) -> Answer {
         Box::new(move |_| {
-            let c = CatalogError {
-                kind,
-                catalog: "Lance Namespace",
-                operation: "describe table 't'".into(),
-                status: Some(status),
-                code: None,
-                message: "no".into(),
-            };
             Err(Error::Provider {
                 provider: "scripted".into(),
-                message: c.to_string(),
-                retryable: c.is_retryable(),
-                source: Some(Arc::new(c)),
+                message: format!("describe table 't' failed: HTTP {status}"),
+                retryable,
+                source: None,
             })
         })
     }
-    for (kind, status, retried_after_2s) in [
-        (CatalogErrorKind::ServerError, 503, true),
-        (CatalogErrorKind::NotFound, 404, false),
-    ] {
+    for (kind, status, retried_after_2s) in [(true, 503, true), (false, 404, false)] {
         let f = fixture(
             creds("gen1", Some(T0 + 600_000)),
             no_jitter(300),

@@ -126,6 +126,9 @@ pub fn parse_store_uri(uri: &str) -> Result<StoreUri> {
     let host = parsed.host_str().unwrap_or("").to_string();
     let kind = match ObjectStoreScheme::parse(&parsed) {
         Ok((kind, _)) => kind,
+        Err(_) if parsed.scheme() == "file" => {
+            return Err(bad("a file URI needs an absolute path: file:///path"))
+        }
         Err(_) if matches!(parsed.scheme(), "s3" | "s3a" | "gs" | "az" | "azure" | "adl") => {
             return Err(bad(&format!(
                 "a {} URI needs a bucket or container: {}://name/prefix",

@@ -124,6 +124,10 @@ pub fn parse_store_uri(uri: &str) -> Result<StoreUri> {
         });
     }
     let host = parsed.host_str().unwrap_or("").to_string();
+    if parsed.scheme() != "file" {
+        // A bad prefix is reported as such, before object_store's parser fails on it.
+        prefix_of(parsed.path()).map_err(|e| bad(&e))?;
+    }
     let kind = match ObjectStoreScheme::parse(&parsed) {
         Ok((kind, _)) => kind,
         Err(_) if parsed.scheme() == "file" => {

@@ -42,11 +42,13 @@ pub mod refresh;
 pub mod registry;
 pub mod session;
 pub mod store;
+pub mod table;
 pub mod uri;
 
 
 pub use catalog::{
-    CatalogError, CatalogErrorKind, IcebergRestCredentialsProvider, LanceNamespaceProvider,
+    CatalogError, CatalogErrorKind, CatalogSpec, IcebergRestCredentialsProvider,
+    LanceNamespaceProvider,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::StorageOptions;

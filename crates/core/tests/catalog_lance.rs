@@ -28,7 +28,10 @@ use catalog_support::{MockCatalog, Reply};
 use common::{registry, BUCKET};
 use local_s3::{LocalS3, LocalS3Config};
 use serde_json::json;
-use vended_storage::catalog::{catalog_error, CatalogErrorKind, LanceNamespaceProvider};
+use vended_storage::catalog::{
+    catalog_error, CatalogErrorKind, CatalogSpec, LanceNamespaceProvider,
+};
+use vended_storage::table::open_catalog_table;
 use vended_storage::{Error, RefreshConfig, StorageOptions, StorageOptionsProvider};
 
 /// Vended credentials expire this long after each describe.
@@ -575,4 +578,89 @@ async fn every_lance_failure_is_a_clear_error_without_tokens() {
             "{label}"
         );
     }
+}
+
+/// Opening a table keeps the caller's data-plane secrets (the SSE-C customer key and the
+/// SSE-KMS key id): the catalog vends credentials only, and dropping these would write data
+/// unencrypted or with the wrong key. Also opened from a `CatalogSpec`, as the JNI layer does.
+#[tokio::test]
+async fn opening_a_table_keeps_the_callers_sse_keys() {
+    const SSE_C: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+    const KMS: &str = "arn:aws:kms:us-east-1:000000000000:key/test-key";
+    let expires = (now_millis() + 600_000).to_string();
+    let body = json!({"location": "s3://b/db/orders.lance", "storage_options": {
+        "aws_access_key_id": "VENDED", "aws_secret_access_key": "vended-secret",
+        "aws_session_token": "vended-token", "expires_at_millis": expires}});
+    let (catalog, provider) = scripted(Reply::json(200, body.to_string()));
+    let mine = |sse: &str| -> StorageOptions {
+        HashMap::from([
+            ("aws_endpoint".to_string(), "http://127.0.0.1:9".to_string()),
+            ("aws_region".to_string(), "us-east-1".to_string()),
+            ("aws_allow_http".to_string(), "true".to_string()),
+            ("aws_access_key_id".to_string(), "MINE".to_string()),
+            (
+                "aws_secret_access_key".to_string(),
+                "mine-secret".to_string(),
+            ),
+            (
+                sse.to_string(),
+                if sse.contains("kms") { KMS } else { SSE_C }.to_string(),
+            ),
+        ])
+    };
+    for (sse, value, extra) in [
+        (
+            "aws_sse_customer_key_base64",
+            SSE_C,
+            ("aws_server_side_encryption", "sse-c"),
+        ),
+        (
+            "aws_sse_kms_key_id",
+            KMS,
+            ("aws_server_side_encryption", "aws:kms"),
+        ),
+    ] {
+        let registry = registry();
+        let mut options = mine(sse);
+        options.insert(extra.0.to_string(), extra.1.to_string());
+        let store = Arc::new(
+            LanceNamespaceProvider::builder(catalog.url(), ["db", "orders"])
+                .bearer_token(TOKEN)
+                .header("x-api-key", "scripted-api-key-abcdef")
+                .build()
+                .unwrap(),
+        )
+        .open_table(&registry, options, RefreshConfig::default())
+        .await
+        .unwrap_or_else(|e| panic!("{sse}: {e}"));
+        let current = store.refresher().unwrap().current_options();
+        assert_eq!(current[sse], value, "{sse} was dropped");
+        assert_eq!(current["aws_access_key_id"], "VENDED", "{sse}");
+        assert_eq!(current["aws_endpoint"], "http://127.0.0.1:9", "{sse}");
+        assert!(
+            !format!("{store:?}").contains(SSE_C),
+            "{sse}: the customer key is printed"
+        );
+    }
+    // The same through a spec.
+    let spec = CatalogSpec::parse(
+        "lance-namespace",
+        [
+            ("endpoint", catalog.url()),
+            ("table_id", "db$orders".to_string()),
+            ("bearer_token", TOKEN.to_string()),
+        ],
+    )
+    .unwrap();
+    let mut options = mine("aws_sse_customer_key_base64");
+    options.insert("aws_sse_kms_key_id".into(), KMS.into());
+    options.insert("aws_server_side_encryption".into(), "sse-c".into());
+    let store = open_catalog_table(&spec, &registry(), options, RefreshConfig::default())
+        .await
+        .unwrap();
+    let current = store.refresher().unwrap().current_options();
+    assert_eq!(current["aws_sse_customer_key_base64"], SSE_C);
+    assert_eq!(current["aws_sse_kms_key_id"], KMS);
+    assert_eq!(store.uri(), "s3://b/db/orders.lance");
+    drop(provider);
 }

@@ -42,6 +42,10 @@
 //! a config holds SAS tokens for several accounts, the one of the location's account is used.
 //! A credential without an expiry is used until the storage endpoint rejects it, then
 //! fetched again.
+//!
+//! The wire types are serde structs (`LoadCredentialsResponse`, `StorageCredential`,
+//! `IcebergErrorResponse`); their fields are read through a shape that reports a wrong JSON
+//! type by the field's name, never by its value.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,17 +53,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde::{Deserialize, Deserializer};
 
-use super::http::{str_field, CatalogHttp};
-use super::lance::{kind_of, string_map};
+use super::http::{decode_error_body, CatalogHttp, Json, Scalar, ScalarMap};
 use super::{auth_id, display_url, CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
 use crate::error::{Error, Result};
-use crate::cloud::aws::keys::{AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN};
 use crate::options::{StorageOptions, EXPIRES_AT_MILLIS};
 use crate::provider::StorageOptionsProvider;
 
 const CATALOG: &str = "Iceberg REST";
+
+// The storage option keys a credential maps to (`object_store`'s names). Spelled out here so
+// that catalogs stay beside the providers and need no cloud module.
+/// `aws_access_key_id`.
+const AWS_ACCESS_KEY_ID: &str = "aws_access_key_id";
+/// `aws_secret_access_key`.
+const AWS_SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
+/// `aws_session_token`.
+const AWS_SESSION_TOKEN: &str = "aws_session_token";
 
 /// The default separator of a multi-level namespace in the URL path: the unit separator
 /// `0x1F` (sent as `%1F`).
@@ -335,12 +346,12 @@ impl IcebergRestCredentialsProvider {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let operation = self.operation();
         let request = self.http.client().get(self.url.clone());
-        let answer = self
+        let answer: LoadCredentialsResponse = self
             .http
-            .send_json(request, &operation, iceberg_error_body)
+            .send_json(request, &operation, RESPONSE, iceberg_error_body)
             .await
             .map_err(|e| self.fail(e))?;
-        select_credentials(&answer, &self.location).map_err(|(kind, message)| {
+        select_credentials(answer, &self.location).map_err(|(kind, message)| {
             self.fail(CatalogError {
                 kind,
                 catalog: CATALOG,
@@ -365,12 +376,61 @@ impl StorageOptionsProvider for IcebergRestCredentialsProvider {
     }
 }
 
-/// `(message, type)` of an `IcebergErrorResponse` (`{"error": {"message", "type", "code"}}`).
-fn iceberg_error_body(v: &Value) -> (Option<String>, Option<String>) {
-    match v.get("error") {
-        Some(e @ Value::Object(_)) => (str_field(e, "message"), str_field(e, "type")),
-        Some(Value::String(s)) => (Some(s.clone()), None),
-        _ => (str_field(v, "message"), None),
+/// What the answer names in messages: "the answer is a JSON array, expected a
+/// LoadCredentialsResponse object".
+const RESPONSE: &str = "a LoadCredentialsResponse object";
+
+/// A `LoadCredentialsResponse` (`{"storage-credentials": [StorageCredential...]}`).
+#[derive(Deserialize)]
+struct LoadCredentialsResponse {
+    #[serde(rename = "storage-credentials", default)]
+    storage_credentials: Json<serde::de::IgnoredAny, Json<StorageCredential>>,
+}
+
+/// One `StorageCredential` (`{"prefix": "s3://...", "config": {...}}`). `config` is `None`
+/// only when the field is absent (`null` is kept, and rejected only if this entry is chosen).
+#[derive(Deserialize)]
+struct StorageCredential {
+    #[serde(default)]
+    prefix: Scalar,
+    #[serde(default, deserialize_with = "present")]
+    config: Option<Json<ScalarMap>>,
+}
+
+fn present<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Json<ScalarMap>>, D::Error> {
+    Json::deserialize(d).map(Some)
+}
+
+/// An `IcebergErrorResponse` (`{"error": {"message", "type", "code"}}`); also accepted: an
+/// `error` string, or a top-level `message`.
+#[derive(Deserialize)]
+struct IcebergErrorResponse {
+    #[serde(default)]
+    error: Json<ErrorModel>,
+    #[serde(default)]
+    message: Scalar,
+}
+
+/// The `ErrorModel` inside an [`IcebergErrorResponse`].
+#[derive(Deserialize)]
+struct ErrorModel {
+    #[serde(default)]
+    message: Scalar,
+    #[serde(default, rename = "type")]
+    kind: Scalar,
+}
+
+/// `(message, type)` of an `IcebergErrorResponse`.
+fn iceberg_error_body(body: &[u8]) -> (Option<String>, Option<String>) {
+    let Some(e) = decode_error_body::<IcebergErrorResponse>(body) else {
+        return (None, None);
+    };
+    match e.error {
+        Json::Object(model) => (model.message.text(), model.kind.text()),
+        Json::String(s) => (Some(s), None),
+        _ => (e.message.text(), None),
     }
 }
 
@@ -386,26 +446,23 @@ fn normalize_scheme(uri: &str) -> String {
 }
 
 /// Picks the storage credential for `location` from a `LoadCredentialsResponse` and maps it.
-fn select_credentials(v: &Value, location: &str) -> std::result::Result<StorageOptions, Failure> {
+fn select_credentials(
+    answer: LoadCredentialsResponse,
+    location: &str,
+) -> std::result::Result<StorageOptions, Failure> {
     let malformed = |m: String| (CatalogErrorKind::MalformedResponse, m);
-    let Some(obj) = v.as_object() else {
-        return Err(malformed(format!(
-            "the answer is a JSON {}, expected a LoadCredentialsResponse object",
-            kind_of(v)
-        )));
-    };
-    let list = match obj.get("storage-credentials") {
-        None | Some(Value::Null) => {
+    let list = match answer.storage_credentials {
+        Json::Null => {
             return Err((
                 CatalogErrorKind::MissingField,
                 "the answer has no storage-credentials".into(),
             ));
         }
-        Some(Value::Array(a)) => a,
-        Some(other) => {
+        Json::Array(list) => list,
+        other => {
             return Err(malformed(format!(
                 "'storage-credentials' is a JSON {}, expected an array",
-                kind_of(other)
+                other.kind()
             )))
         }
     };
@@ -417,19 +474,24 @@ fn select_credentials(v: &Value, location: &str) -> std::result::Result<StorageO
     }
     let target = normalize_scheme(location);
     let mut prefixes = Vec::new();
-    let mut best: Option<(usize, &Value)> = None;
-    for (i, entry) in list.iter().enumerate() {
-        let Some(prefix) = entry.get("prefix").and_then(Value::as_str) else {
-            return Err(malformed(format!(
-                "storage-credentials[{i}] has no string 'prefix'"
-            )));
+    let mut best: Option<(usize, Json<ScalarMap>)> = None;
+    for (i, entry) in list.into_iter().enumerate() {
+        let (prefix, config) = match entry {
+            Json::Object(StorageCredential {
+                prefix: Json::String(prefix),
+                config,
+            }) => (prefix, config),
+            _ => {
+                return Err(malformed(format!(
+                    "storage-credentials[{i}] has no string 'prefix'"
+                )))
+            }
         };
-        let config = entry
-            .get("config")
-            .ok_or_else(|| malformed(format!("storage-credentials[{i}] has no 'config'")))?;
-        prefixes.push(prefix.to_string());
-        let p = normalize_scheme(prefix);
-        if target.starts_with(&p) && best.is_none_or(|(len, _)| p.len() > len) {
+        let config =
+            config.ok_or_else(|| malformed(format!("storage-credentials[{i}] has no 'config'")))?;
+        let p = normalize_scheme(&prefix);
+        prefixes.push(prefix);
+        if target.starts_with(&p) && best.as_ref().is_none_or(|(len, _)| p.len() > *len) {
             best = Some((p.len(), config));
         }
     }
@@ -439,7 +501,14 @@ fn select_credentials(v: &Value, location: &str) -> std::result::Result<StorageO
             format!("no storage credential's prefix matches the table location {location} (prefixes: {prefixes:?})"),
         ));
     };
-    let config = string_map(config, "config").map_err(malformed)?;
+    let config = match config.string_map("config").map_err(malformed)? {
+        Some(config) => config,
+        None => {
+            return Err(malformed(
+                "'config' is a JSON null, expected an object of strings".into(),
+            ))
+        }
+    };
     Ok(map_config(&config, location))
 }
 
@@ -491,6 +560,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn decode(v: &serde_json::Value) -> LoadCredentialsResponse {
+        super::super::http::decode_object(v.to_string().as_bytes(), RESPONSE).unwrap()
+    }
+
+    #[test]
+    fn a_bad_config_of_an_entry_that_is_not_chosen_is_ignored() {
+        let answer = json!({"storage-credentials": [
+            {"prefix": "s3://other/", "config": "not-an-object"},
+            {"prefix": "s3://b/", "config": {"s3.access-key-id": "K"}}
+        ]});
+        let o = select_credentials(decode(&answer), "s3://b/t").unwrap();
+        assert_eq!(o[AWS_ACCESS_KEY_ID], "K");
+    }
+
     #[test]
     fn builds_the_credentials_url() {
         let p = IcebergRestCredentialsProvider::builder(
@@ -529,12 +612,12 @@ mod tests {
             {"prefix": "s3://b/wh/db/orders_v2", "config": {"s3.access-key-id": "other-table"}},
             {"prefix": "s3://b/wh", "config": {"s3.access-key-id": "mid"}}
         ]});
-        let o = select_credentials(&answer, "s3a://b/wh/db/orders").unwrap();
+        let o = select_credentials(decode(&answer), "s3a://b/wh/db/orders").unwrap();
         assert_eq!(o[AWS_ACCESS_KEY_ID], "long");
         assert_eq!(o[AWS_SESSION_TOKEN], "tok");
         assert_eq!(o[EXPIRES_AT_MILLIS], "1767225600000");
         assert!(!o.contains_key("aws_endpoint") && !o.contains_key("s3.endpoint"));
-        let e = select_credentials(&answer, "s3://other/x").unwrap_err();
+        let e = select_credentials(decode(&answer), "s3://other/x").unwrap_err();
         assert_eq!(e.0, CatalogErrorKind::MissingField);
         assert!(
             e.1.contains("s3://b/wh") && e.1.contains("s3://other/x"),
@@ -578,26 +661,74 @@ mod tests {
 
     #[test]
     fn malformed_answers_are_named() {
-        for (answer, needle) in [
-            (json!([]), "array"),
-            (json!({}), "no storage-credentials"),
-            (json!({"storage-credentials": []}), "empty"),
-            (json!({"storage-credentials": {}}), "expected an array"),
-            (json!({"storage-credentials": [{"config": {}}]}), "prefix"),
+        let malformed = CatalogErrorKind::MalformedResponse;
+        let missing = CatalogErrorKind::MissingField;
+        for (answer, needle, kind) in [
+            (json!([]), "array", malformed),
+            (json!({}), "no storage-credentials", missing),
+            (
+                json!({"storage-credentials": null}),
+                "no storage-credentials",
+                missing,
+            ),
+            (json!({"storage-credentials": []}), "empty", missing),
+            (
+                json!({"storage-credentials": {}}),
+                "expected an array",
+                malformed,
+            ),
+            (
+                json!({"storage-credentials": [{"config": {}}]}),
+                "prefix",
+                malformed,
+            ),
+            (
+                json!({"storage-credentials": ["secret-entry"]}),
+                "[0] has no string 'prefix'",
+                malformed,
+            ),
             (
                 json!({"storage-credentials": [{"prefix": "s3://b"}]}),
                 "config",
+                malformed,
             ),
             (
                 json!({"storage-credentials": [{"prefix": "s3://b", "config": []}]}),
-                "config",
+                "'config' is a JSON array",
+                malformed,
+            ),
+            (
+                json!({"storage-credentials": [{"prefix": "s3://b", "config": null}]}),
+                "'config' is a JSON null",
+                malformed,
+            ),
+            (
+                json!({"storage-credentials": [{"prefix": "s3://b", "config": {"s3.secret-access-key": ["secret-v"]}}]}),
+                "'config.s3.secret-access-key' is a JSON array",
+                malformed,
             ),
         ] {
-            let e = select_credentials(&answer, "s3://b/t").unwrap_err();
+            let e = super::super::http::decode_object::<LoadCredentialsResponse>(
+                answer.to_string().as_bytes(),
+                RESPONSE,
+            )
+            .and_then(|a| select_credentials(a, "s3://b/t"))
+            .unwrap_err();
             assert!(e.1.contains(needle), "{answer}: {}", e.1);
+            assert_eq!(e.0, kind, "{answer}");
         }
-        let (m, t) = iceberg_error_body(
-            &json!({"error": {"message": "Table does not exist: db.t", "type": "NoSuchTableException", "code": 404}}),
+        let body = |v: serde_json::Value| iceberg_error_body(v.to_string().as_bytes());
+        assert_eq!(
+            body(json!({"error": "plain text"})),
+            (Some("plain text".into()), None)
+        );
+        assert_eq!(
+            body(json!({"error": 5, "message": "top"})),
+            (Some("top".into()), None)
+        );
+        assert_eq!(body(json!(["x"])), (None, None));
+        let (m, t) = body(
+            json!({"error": {"message": "Table does not exist: db.t", "type": "NoSuchTableException", "code": 404}}),
         );
         assert_eq!(
             (m.as_deref(), t.as_deref()),

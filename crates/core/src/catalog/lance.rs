@@ -19,7 +19,12 @@
 //! `storage_options` use `object_store`'s key names, as this crate does, with
 //! `expires_at_millis` in epoch milliseconds. Catalogs usually vend only credentials: the
 //! endpoint, region and allow-http a store needs come from the options the caller passes to
-//! [`LanceNamespaceProvider::open_table`] and are kept across refreshes.
+//! [`LanceNamespaceProvider::open_table`] (defined in the crate's `table` module, which sits
+//! above the registry) and are kept across refreshes.
+//!
+//! The wire types are serde structs ([`DescribeTableRequest`], `DescribeTableResponse`,
+//! `ErrorResponse`); their fields are read through a shape that reports a wrong JSON type by
+//! the field's name, never by its value.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,21 +32,77 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::http::{str_field, CatalogHttp};
+use super::http::{decode_error_body, CatalogHttp, Json, Scalar, ScalarMap};
 use super::{auth_id, display_url, CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
 use crate::error::{Error, Result};
-use crate::options::{merge, Redacted, StorageOptions};
+use crate::options::{Redacted, StorageOptions};
 use crate::provider::StorageOptionsProvider;
-use crate::refresh::RefreshConfig;
-use crate::registry::ObjectStoreRegistry;
-use crate::store::VendedStore;
 
 const CATALOG: &str = "Lance Namespace";
 
 /// The default delimiter that joins a table id's parts in the URL path: `$`.
 pub const DEFAULT_DELIMITER: &str = "$";
+
+/// The body of a `DescribeTable` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DescribeTableRequest {
+    /// The table id's parts, outermost namespace first.
+    pub id: Vec<String>,
+    /// Ask the namespace to vend credentials (`storage_options`).
+    pub vend_credentials: bool,
+    /// Ask for the table's complete URI (`table_uri`).
+    pub with_table_uri: bool,
+}
+
+/// The fields of a `DescribeTableResponse` this crate reads (others are ignored).
+#[derive(Deserialize)]
+struct DescribeTableResponse {
+    #[serde(default)]
+    location: Scalar,
+    #[serde(default)]
+    table_uri: Scalar,
+    #[serde(default)]
+    storage_options: Json<ScalarMap>,
+}
+
+/// What the answer names: an `object`, so that a wrong top-level type reads "the answer is a
+/// JSON array, expected a DescribeTableResponse object".
+const RESPONSE: &str = "a DescribeTableResponse object";
+
+impl TryFrom<DescribeTableResponse> for TableDescription {
+    type Error = (CatalogErrorKind, String);
+
+    fn try_from(r: DescribeTableResponse) -> std::result::Result<Self, Self::Error> {
+        let malformed = |m: String| (CatalogErrorKind::MalformedResponse, m);
+        Ok(TableDescription {
+            location: r.location.optional_string("location").map_err(malformed)?,
+            table_uri: r
+                .table_uri
+                .optional_string("table_uri")
+                .map_err(malformed)?,
+            storage_options: r
+                .storage_options
+                .string_map("storage_options")
+                .map_err(malformed)?,
+        })
+    }
+}
+
+/// A Lance Namespace `ErrorResponse`
+/// (`{"error": "...", "code": 4, "detail": "...", "instance": "..."}`); every field optional and
+/// of any type (only strings, numbers and booleans are read as text, only a non-negative
+/// integer as a code).
+#[derive(Deserialize)]
+struct ErrorResponse {
+    #[serde(default)]
+    error: Scalar,
+    #[serde(default)]
+    code: Scalar,
+    #[serde(default)]
+    detail: Scalar,
+}
 
 /// What `DescribeTable` answered (the fields this crate uses).
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -308,19 +369,26 @@ impl LanceNamespaceProvider {
     pub async fn describe_table(&self) -> Result<TableDescription> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let operation = self.operation();
-        let body = json!({"id": self.table_id, "vend_credentials": true, "with_table_uri": true});
+        let body = DescribeTableRequest {
+            id: self.table_id.clone(),
+            vend_credentials: true,
+            with_table_uri: true,
+        };
+        let body = serde_json::to_vec(&body).map_err(|e| {
+            Error::provider(self.id.clone(), format!("cannot encode the request: {e}"))
+        })?;
         let request = self
             .http
             .client()
             .post(self.describe_url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        let answer = self
+            .body(body);
+        let answer: DescribeTableResponse = self
             .http
-            .send_json(request, &operation, lance_error_body)
+            .send_json(request, &operation, RESPONSE, lance_error_body)
             .await
             .map_err(|e| self.fail(e))?;
-        parse_description(&answer).map_err(|(kind, message)| {
+        TableDescription::try_from(answer).map_err(|(kind, message)| {
             self.fail(CatalogError {
                 kind,
                 catalog: CATALOG,
@@ -332,23 +400,14 @@ impl LanceNamespaceProvider {
         })
     }
 
-    /// Opens the table's store by name with one describe call: the store's URI is the answer's
-    /// `table_uri` (else `location`), its initial options are `options` (the caller's own:
-    /// endpoint, region, allow-http...) overlaid by the vended `storage_options`, and this
-    /// provider refreshes them before they expire. The describe answer seeds the credential
-    /// cache, so opening costs no second call.
+    /// Calls `DescribeTable` once and returns what opening the table needs: the URI to open
+    /// (`table_uri`, else `location`) and the vended `storage_options`.
     ///
     /// # Errors
     /// The errors of [`describe_table`](Self::describe_table); [`Error::Provider`] (kind
     /// [`CatalogErrorKind::MissingField`]) when the answer has no location or no
-    /// `storage_options`; and the errors of [`ObjectStoreRegistry::open`] (unsupported URI,
-    /// bad options).
-    pub async fn open_table(
-        self: &Arc<Self>,
-        registry: &ObjectStoreRegistry,
-        options: StorageOptions,
-        refresh: RefreshConfig,
-    ) -> Result<VendedStore> {
+    /// `storage_options`.
+    pub(crate) async fn describe_for_open(&self) -> Result<(String, StorageOptions)> {
         let description = self.describe_table().await?;
         let Some(uri) = description.uri().map(str::to_string) else {
             return Err(self.missing("the answer has neither table_uri nor location"));
@@ -356,9 +415,7 @@ impl LanceNamespaceProvider {
         let Some(vended) = description.storage_options else {
             return Err(self.missing(MISSING_STORAGE_OPTIONS));
         };
-        let initial = merge(&options, &vended);
-        let provider: Arc<dyn StorageOptionsProvider> = self.clone();
-        registry.open(&uri, initial, Some(provider), refresh)
+        Ok((uri, vended))
     }
 
     fn missing(&self, message: &str) -> Error {
@@ -396,19 +453,25 @@ impl StorageOptionsProvider for LanceNamespaceProvider {
     }
 }
 
-/// `(message, code)` of a Lance Namespace `ErrorResponse`
-/// (`{"error": "...", "code": 4, "detail": "...", "instance": "..."}`).
-fn lance_error_body(v: &Value) -> (Option<String>, Option<String>) {
-    let message = str_field(v, "error")
+/// `(message, code)` of a Lance Namespace `ErrorResponse`: the `error` text (else `detail`),
+/// and the `code` with its name (`4 TableNotFound`).
+fn lance_error_body(body: &[u8]) -> (Option<String>, Option<String>) {
+    let Some(e) = decode_error_body::<ErrorResponse>(body) else {
+        return (None, None);
+    };
+    let message = e
+        .error
+        .text()
         .filter(|s| !s.is_empty())
-        .or_else(|| str_field(v, "detail"));
-    let code = v
-        .get("code")
-        .and_then(Value::as_u64)
-        .map(|c| match lance_code_name(c) {
-            Some(name) => format!("{c} {name}"),
-            None => c.to_string(),
-        });
+        .or_else(|| e.detail.text());
+    let code = match e.code {
+        Json::Number(n) => n.as_u64(),
+        _ => None,
+    }
+    .map(|c| match lance_code_name(c) {
+        Some(name) => format!("{c} {name}"),
+        None => c.to_string(),
+    });
     (message, code)
 }
 
@@ -443,83 +506,10 @@ fn lance_code_name(code: u64) -> Option<&'static str> {
     NAMES.get(usize::try_from(code).ok()?).copied()
 }
 
-fn parse_description(
-    v: &Value,
-) -> std::result::Result<TableDescription, (CatalogErrorKind, String)> {
-    let Some(obj) = v.as_object() else {
-        return Err((
-            CatalogErrorKind::MalformedResponse,
-            format!("the answer is a JSON {}, expected an object", kind_of(v)),
-        ));
-    };
-    let text = |key: &str| -> std::result::Result<Option<String>, (CatalogErrorKind, String)> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err((
-                CatalogErrorKind::MalformedResponse,
-                format!("'{key}' is a JSON {}, expected a string", kind_of(other)),
-            )),
-        }
-    };
-    let location = text("location")?;
-    let table_uri = text("table_uri")?;
-    let storage_options = match obj.get("storage_options") {
-        None | Some(Value::Null) => None,
-        Some(other) => Some(
-            string_map(other, "storage_options")
-                .map_err(|m| (CatalogErrorKind::MalformedResponse, m))?,
-        ),
-    };
-    Ok(TableDescription {
-        location,
-        table_uri,
-        storage_options,
-    })
-}
-
-/// Reads a JSON object of strings (numbers and booleans are accepted as their text; `null`
-/// values are skipped). Messages name keys, never values.
-pub(crate) fn string_map(v: &Value, what: &str) -> std::result::Result<StorageOptions, String> {
-    let Some(obj) = v.as_object() else {
-        return Err(format!(
-            "'{what}' is a JSON {}, expected an object of strings",
-            kind_of(v)
-        ));
-    };
-    let mut out = StorageOptions::with_capacity(obj.len());
-    for (k, val) in obj {
-        let s = match val {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            Value::Null => continue,
-            other => {
-                return Err(format!(
-                    "'{what}.{k}' is a JSON {}, expected a string",
-                    kind_of(other)
-                ))
-            }
-        };
-        out.insert(k.clone(), s);
-    }
-    Ok(out)
-}
-
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn builds_the_describe_url_with_the_delimiter() {
@@ -592,32 +582,69 @@ mod tests {
         }
     }
 
+    fn parse_description(
+        body: serde_json::Value,
+    ) -> std::result::Result<TableDescription, (CatalogErrorKind, String)> {
+        let answer: DescribeTableResponse =
+            super::super::http::decode_object(body.to_string().as_bytes(), RESPONSE)?;
+        TableDescription::try_from(answer)
+    }
+
     #[test]
     fn parses_descriptions_and_error_bodies() {
-        let d = parse_description(&json!({
+        let d = parse_description(json!({
             "location": "s3://b/t.lance",
-            "storage_options": {"aws_access_key_id": "AKIA", "expires_at_millis": "1767225600000", "n": 5, "z": null}
+            "storage_options": {"aws_access_key_id": "AKIA", "expires_at_millis": "1767225600000", "n": 5, "z": null},
+            "properties": {"other": ["ignored"]}
         }))
         .unwrap();
         assert_eq!(d.uri(), Some("s3://b/t.lance"));
         let o = d.storage_options.unwrap();
         assert_eq!(o["n"], "5");
         assert!(!o.contains_key("z"));
-        let d = parse_description(&json!({"location": "a", "table_uri": "s3://b/t"})).unwrap();
+        let d = parse_description(json!({"location": "a", "table_uri": "s3://b/t"})).unwrap();
         assert_eq!(d.uri(), Some("s3://b/t"));
         assert!(d.storage_options.is_none());
-        assert!(parse_description(&json!([]))
-            .unwrap_err()
-            .1
-            .contains("array"));
-        assert!(parse_description(&json!({"storage_options": "x"}))
-            .unwrap_err()
-            .1
-            .contains("storage_options"));
-        let (m, c) = lance_error_body(&json!({"error": "table id 'db$t'", "code": 4}));
+        let e = parse_description(json!([])).unwrap_err();
+        assert_eq!(e.0, CatalogErrorKind::MalformedResponse);
+        assert!(e.1.contains("array"), "{}", e.1);
+        let e = parse_description(json!({"storage_options": "secret-x"})).unwrap_err();
+        assert!(
+            e.1.contains("'storage_options' is a JSON string") && !e.1.contains("secret"),
+            "{}",
+            e.1
+        );
+        let e = parse_description(json!({"location": 5})).unwrap_err();
+        assert_eq!(e.1, "'location' is a JSON number, expected a string");
+        let e = parse_description(json!({"storage_options": {"k": {"v": "secret"}}})).unwrap_err();
+        assert_eq!(
+            e.1,
+            "'storage_options.k' is a JSON object, expected a string"
+        );
+        let body = |v: serde_json::Value| lance_error_body(v.to_string().as_bytes());
+        let (m, c) = body(json!({"error": "table id 'db$t'", "code": 4}));
         assert_eq!(
             (m.as_deref(), c.as_deref()),
             (Some("table id 'db$t'"), Some("4 TableNotFound"))
+        );
+        let (m, c) = body(json!({"error": "", "detail": "d", "code": "4"}));
+        assert_eq!((m.as_deref(), c.as_deref()), (Some("d"), None));
+        let (m, c) = body(json!({"error": {"nested": 1}, "code": 99}));
+        assert_eq!((m.as_deref(), c.as_deref()), (None, Some("99")));
+        assert_eq!(body(json!(["error", 4])), (None, None));
+    }
+
+    #[test]
+    fn the_request_is_the_spec_body() {
+        let body = serde_json::to_value(DescribeTableRequest {
+            id: vec!["db".into(), "t".into()],
+            vend_credentials: true,
+            with_table_uri: true,
+        })
+        .unwrap();
+        assert_eq!(
+            body,
+            json!({"id": ["db", "t"], "vend_credentials": true, "with_table_uri": true})
         );
     }
 }

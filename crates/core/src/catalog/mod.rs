@@ -3,9 +3,15 @@
 //!
 //! - [`LanceNamespaceProvider`]: Lance Namespace REST `DescribeTable`
 //!   (`POST {endpoint}/v1/table/{id}/describe`), plus
-//!   [`LanceNamespaceProvider::open_table`] to open a table by name with one describe call.
+//!   [`LanceNamespaceProvider::open_table`] (in the crate's `table` module, above the registry)
+//!   to open a table by name with one describe call.
 //! - [`IcebergRestCredentialsProvider`]: Iceberg REST `loadCredentials`
 //!   (`GET {uri}/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials`).
+//! - [`CatalogSpec`]: either one described by a kind and flat string keys (the form the JVM
+//!   side passes), turned into its provider.
+//!
+//! Catalogs sit beside the other providers: this module uses only the error, options and
+//! provider modules, never the registry, the stores or the refresher.
 //!
 //! # Failures
 //!
@@ -26,6 +32,7 @@
 mod http;
 pub mod iceberg;
 pub mod lance;
+pub mod spec;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -34,7 +41,10 @@ use std::time::Duration;
 use once_cell::sync::Lazy;
 
 pub use iceberg::{IcebergRestCredentialsProvider, IcebergRestCredentialsProviderBuilder};
-pub use lance::{LanceNamespaceProvider, LanceNamespaceProviderBuilder, TableDescription};
+pub use lance::{
+    DescribeTableRequest, LanceNamespaceProvider, LanceNamespaceProviderBuilder, TableDescription,
+};
+pub use spec::CatalogSpec;
 
 use crate::error::Error;
 

@@ -7,6 +7,7 @@
 
 mod errors;
 mod handles;
+mod logging;
 mod provider;
 mod runtime;
 

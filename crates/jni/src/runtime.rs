@@ -39,7 +39,7 @@ fn raw_vm() -> Option<*mut sys::JavaVM> {
     JavaVM::singleton().ok().map(|vm| vm.get_raw())
 }
 
-fn attach_as_daemon() {
+pub(crate) fn attach_as_daemon() {
     let Some(vm) = raw_vm() else { return };
     let n = THREAD_COUNTER.fetch_add(1, Ordering::Relaxed);
     let name = CString::new(format!("vended-storage-{n}")).unwrap_or_default();

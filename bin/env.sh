@@ -1,4 +1,4 @@
-# Sourced by bin/demo and bin/test: checks the toolchains this machine kind provides and sets
+# Sourced by bin/demo, bin/test and bin/bench: checks the toolchains this machine kind provides and sets
 # up what the project installs itself (the Python venv for the Lance interop tests).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,7 +16,9 @@ java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.spe
 if [ "${java_major%%.*}" -lt 17 ] 2>/dev/null; then
   echo "error: Java 17 or newer is required (found $java_major)" >&2; exit 1
 fi
-MVN=(mvn -B -ntp -f "$ROOT/java/pom.xml")
+# Cargo's target directory (CARGO_TARGET_DIR if set); Maven's cargo builds use the same one.
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+MVN=(mvn -B -ntp -f "$ROOT/java/pom.xml" "-Dcargo.target.dir=$TARGET_DIR")
 
 # Python venv with the real Lance Namespace REST server (PyPI pylance), for interop tests.
 setup_python_venv() {

@@ -4,12 +4,12 @@
 # S3Client vs the unsigned loopback ceiling, 1 and 8 threads. About 10 minutes on 2 cores.
 #
 #   java/benchmarks/run.sh                      # everything (builds first)
-#   BENCH_SKIP_BUILD=1 java/benchmarks/run.sh   # reuse the installed jar and built endpoint
+#   BENCH_SKIP_BUILD=1 java/benchmarks/run.sh   # reuse the built jars and endpoint
 #   java/benchmarks/run.sh --suite upcall       # or --suite transfer; more flags in BenchMain
 #   java/benchmarks/run.sh --suite transfer --ops put --sizes 67108864 --threads 1 --jfr /tmp/jfr
 #
-# Builds: the local S3 endpoint (cargo), the binding jar installed into ~/.m2 (mvn install, which
-# builds the native library), then this module. Tables go to stdout and
+# Builds (one Maven run of java/pom.xml with the benchmarks profile): the binding (java/core, which
+# builds the native library), the testkit (which builds the local S3 endpoint), then this module. Tables go to stdout and
 # java/benchmarks/target/results.md; JMH's own output to java/benchmarks/target/jmh.log.
 # Not part of the test command.
 #
@@ -20,18 +20,18 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
   # shellcheck disable=SC1091
   . "$HOME/.cargo/env"
 fi
 echo "== $(uptime)"
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-  echo "== building the local S3 endpoint, the binding (mvn install) and the benchmarks"
-  (cd "$ROOT" && cargo build --release -p vended-storage-local-s3 --bin local-s3)
-  mvn -B -ntp -q -f "$ROOT/java/pom.xml" -DskipTests install
-  mvn -B -ntp -q -f "$HERE/pom.xml" package
+  echo "== building the binding, the local S3 endpoint and the benchmarks"
+  mvn -B -ntp -q -f "$ROOT/java/pom.xml" "-Dcargo.target.dir=$TARGET_DIR" -Pbenchmarks \
+    -pl benchmarks -am -DskipTests package
 fi
-endpoint="${BENCH_LOCAL_S3:-$ROOT/target/release/local-s3}"
+endpoint="${BENCH_LOCAL_S3:-$TARGET_DIR/release/local-s3}"
 cd "$HERE"
 uprobe_out="$HERE/target/upcall-uprobe.txt"
 rm -f "$uprobe_out"

@@ -2,13 +2,14 @@
 # Measures one JNI upcall fetchStorageOptions() round trip (6 entries, warm runtime thread) with
 # uprobes on the native library, without any test hook in it: entry and return of
 # vended_storage::jni::provider::fetch_on_this_thread (attach check, context class loader, the
-# Java call, the 6-entry Map read back over JNI), in a private copy of libvended_storage.so.
+# Java call, the 6-entry Map read back over JNI), in a private copy of libvended_storage_jni.so.
 # The probes' own cost is measured on nativeVersion() (a ~0.2 µs native call) and subtracted.
 # Needs root, perf and tracefs; run by run.sh (which builds first), or alone after a build.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-LOCAL_S3="${BENCH_LOCAL_S3:-$ROOT/target/release/local-s3}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+LOCAL_S3="${BENCH_LOCAL_S3:-$TARGET_DIR/release/local-s3}"
 if [ "$(id -u)" != 0 ] || ! command -v perf >/dev/null 2>&1; then
   echo "upcall-uprobe: needs root and perf; skipped"; exit 0
 fi
@@ -21,8 +22,9 @@ if [ ! -w "$T/uprobe_events" ]; then
 fi
 work="$HERE/target/uprobe"
 mkdir -p "$work"
-lib="$work/libvended_storage.so"
-cp "$ROOT/target/release/libvended_storage.so" "$lib"
+lib="$work/libvended_storage_jni.so"
+# The library the core jar bundles (never the tests' test-hooks build in target/release).
+unzip -p "$HERE/target/lib/vended-storage-0.1.0.jar" native/linux-x86_64/libvended_storage_jni.so >"$lib"
 
 # File offset of a symbol (uprobes take offsets, not virtual addresses).
 offset() {

@@ -444,23 +444,19 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
     .resolve::<ThrowJava>()
 }
 
-/// Test hook: panics with `message` (in the calling thread, or inside a runtime task when
-/// `in_runtime`) so tests can show a panic becomes a Java exception. Active only when the
-/// environment variable `VENDED_STORAGE_TEST_HOOKS` is `1`; otherwise throws
-/// IllegalStateException.
+/// Test hook `dev.vended.storage.NativeTestHooks.panic` (a class of the Java tests module):
+/// panics with `message` (in the calling thread, or inside a runtime task when `in_runtime`) so
+/// tests can show a panic becomes a Java exception. Exported only with the cargo feature
+/// `test-hooks`, which only the tests' build of the library enables.
+#[cfg(feature = "test-hooks")]
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_testPanic<'l>(
+pub extern "system" fn Java_dev_vended_storage_NativeTestHooks_panic<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     message: JString<'l>,
     in_runtime: jni::sys::jboolean,
 ) {
     env.with_env(|env| -> BridgeResult<()> {
-        if std::env::var("VENDED_STORAGE_TEST_HOOKS").as_deref() != Ok("1") {
-            return Err(BridgeError::Storage(vended_storage::Error::Closed(
-                "test hook (set VENDED_STORAGE_TEST_HOOKS=1)",
-            )));
-        }
         let message = string_arg(env, &message, "message")?;
         if in_runtime {
             let rt = runtime::runtime()?;

@@ -1,7 +1,7 @@
 package dev.vended.storage.bench;
 
 import dev.vended.storage.ObjectStore;
-import dev.vended.storage.demo.LocalEndpointProcess;
+import dev.vended.storage.testkit.LocalS3Server;
 
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -99,9 +99,9 @@ public final class BenchMain {
         System.out.println("JMH output: " + logFile.toAbsolutePath());
 
         bucket = "bench";
-        try (LocalEndpointProcess s3 =
-                        LocalEndpointProcess.start(
-                                LocalEndpointProcess.binaryFromProperty(),
+        try (LocalS3Server s3 =
+                        LocalS3Server.start(
+                                LocalS3Server.binaryFromProperty(),
                                 bucket,
                                 outDir.resolve("local-s3.log"));
                 CeilingServer ceil = new CeilingServer()) {

@@ -1,7 +1,7 @@
 package dev.vended.storage.bench;
 
 import dev.vended.storage.ObjectStore;
-import dev.vended.storage.demo.LocalEndpointProcess;
+import dev.vended.storage.testkit.LocalS3Server;
 
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -28,8 +28,8 @@ public final class UpcallProbe {
     public static void main(String[] args) throws Exception {
         int cycles = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
         int calibration = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
-        try (LocalEndpointProcess s3 =
-                LocalEndpointProcess.start(LocalEndpointProcess.binaryFromProperty(), "bench", null)) {
+        try (LocalS3Server s3 =
+                LocalS3Server.start(LocalS3Server.binaryFromProperty(), "bench", null)) {
             BenchEnv.Creds c = BenchEnv.issueCredentials(s3.endpoint(), 3600_000L);
             Map<String, String> endpointOnly = BenchEnv.endpointOptions(s3.endpoint());
             Map<String, String> seeded = new HashMap<>(endpointOnly);

@@ -1,0 +1,97 @@
+package dev.vended.storage;
+
+/**
+ * The JNI entry points of {@code libvended_storage}. This class is the contract with the Rust side:
+ * names, parameter types and return types must match the exported functions exactly.
+ *
+ * <p>Every method may throw a {@link StorageException} subclass (constructed by the native side
+ * through its {@code (String, Throwable)} constructor), {@link IllegalStateException} for a closed
+ * or unknown handle, or a {@link RuntimeException} for an internal failure (a Rust panic never
+ * crosses into the JVM). Arguments are validated by {@link ObjectStore} before they get here; the
+ * native side checks them again and never crashes on bad input.
+ */
+final class NativeBridge {
+
+    static {
+        NativeLoader.load();
+    }
+
+    private NativeBridge() {}
+
+    /**
+     * Opens (or reuses from the native registry) a store.
+     *
+     * @param uri the store URI, e.g. {@code s3://bucket/prefix/}
+     * @param optionKeys option keys, parallel to {@code optionValues}
+     * @param optionValues option values
+     * @param provider the credential provider, or {@code null} for static options
+     * @param providerId the provider's overridden id, or {@code null} to key by the provider's
+     *     object identity
+     * @param leadTimeMillis refresh lead time in milliseconds; negative for the default
+     * @param sessionHandle a native session handle, or {@code 0} for none
+     * @return a handle, never {@code 0}
+     */
+    static native long open(
+            String uri,
+            String[] optionKeys,
+            String[] optionValues,
+            StorageOptionsProvider provider,
+            String providerId,
+            long leadTimeMillis,
+            long sessionHandle)
+            throws StorageException;
+
+    static native byte[] get(long handle, String path) throws StorageException;
+
+    static native byte[] getRange(long handle, String path, long start, long endExclusive)
+            throws StorageException;
+
+    static native void put(long handle, String path, byte[] data) throws StorageException;
+
+    /** Returns {@code {path, size, lastModifiedMillis, eTag|null, version|null}}. */
+    static native String[] head(long handle, String path) throws StorageException;
+
+    /** Returns 5 strings per object, laid out as {@link #head}; {@code prefix} may be null. */
+    static native String[] list(long handle, String prefix) throws StorageException;
+
+    static native void delete(long handle, String path) throws StorageException;
+
+    /**
+     * Returns {@code {fetches, failures, lastRefreshMillis, expiresAtMillis, staleWaits,
+     * generation}}.
+     */
+    static native long[] refreshStats(long handle) throws StorageException;
+
+    /** Releases the handle; unknown or already closed handles are ignored. */
+    static native void close(long handle);
+
+    static native String nativeVersion();
+
+    /**
+     * Creates a session (metadata and range caches). A value {@code <= 0} selects the default:
+     * 100,000 entries, 64 MiB, 1 MiB, 5 minutes.
+     *
+     * @return a handle, never {@code 0}
+     * @throws IllegalArgumentException if {@code ttlMillis} is longer than the caches support
+     */
+    static native long sessionCreate(
+            long metadataCapacity, long rangeCapacityBytes, long maxRangeBytes, long ttlMillis)
+            throws StorageException;
+
+    /**
+     * Drops the session's entries whose URI is {@code uriPrefix} or lies under it at a {@code /}
+     * boundary.
+     *
+     * @throws InvalidOptionsException for an empty prefix
+     */
+    static native void sessionInvalidate(long session, String uriPrefix) throws StorageException;
+
+    /** Returns {@code {hits, misses, evictions, entries}}. */
+    static native long[] sessionStats(long session) throws StorageException;
+
+    /**
+     * Releases the session handle (stores opened with it keep their reference); unknown or already
+     * closed handles are ignored.
+     */
+    static native void sessionClose(long session);
+}

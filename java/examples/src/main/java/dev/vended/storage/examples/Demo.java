@@ -1,0 +1,429 @@
+package dev.vended.storage.examples;
+
+import dev.vended.storage.testkit.LocalS3Server;
+import dev.vended.storage.testkit.VendedCredentials;
+
+import dev.vended.storage.CredentialsException;
+import dev.vended.storage.ObjectMeta;
+import dev.vended.storage.ObjectStore;
+import dev.vended.storage.RefreshStats;
+import dev.vended.storage.StorageException;
+import dev.vended.storage.StorageOptionsProvider;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Shows credentials rotating under load: writes and verifies objects from several threads through
+ * one {@link ObjectStore} whose provider vends credentials that live a few seconds.
+ *
+ * <pre>
+ * java -jar vended-storage-0.1.0.jar --local-s3 target/release/local-s3 [--seconds 20]
+ *     [--threads 4] [--ttl-seconds 3]
+ * java -jar vended-storage-0.1.0.jar --endpoint URL --bucket B --access-key-id K
+ *     --secret-access-key S [--session-token T] [--region R] [--ttl-seconds 3]
+ * </pre>
+ *
+ * <p>With a local endpoint (the {@code local-s3} binary from {@code --local-s3} or the system
+ * property {@value LocalS3Server#BINARY_PROPERTY}), every rotation is a real STS {@code
+ * AssumeRole} whose credentials the endpoint rejects once expired. With {@code --endpoint}, the
+ * given credentials are re-vended with {@code expires_at_millis = now + ttl} on every call.
+ *
+ * <p>Prints {@code rotation gen=N at=<ISO time> fetch_ms=M} per vended credential set and ends with
+ * {@code demo summary: objects_written=N objects_verified=N credential_refreshes=R auth_failures=F
+ * elapsed_s=T}. Exits 0 only if every written object was verified and there were no failures.
+ * Secrets are never printed.
+ */
+public final class Demo {
+
+    private static final String USAGE =
+            "usage: Demo [--local-s3 PATH] [--seconds N] [--threads N] [--ttl-seconds N]\n"
+                    + "            [--endpoint URL --bucket B --access-key-id K"
+                    + " --secret-access-key S\n"
+                    + "             [--session-token T] [--region R]]";
+
+    private Demo() {}
+
+    /**
+     * Runs the demo and exits the JVM with its status.
+     *
+     * @param args command line, see the class description
+     */
+    public static void main(String[] args) {
+        int code;
+        try {
+            code = run(args, System.out, System.err);
+        } catch (UsageException e) {
+            if (e.helpRequested) {
+                System.out.println(USAGE);
+                code = 0;
+            } else {
+                System.err.println("error: " + e.getMessage());
+                System.err.println(USAGE);
+                code = 2;
+            }
+        } catch (Exception e) {
+            System.err.println("demo failed: " + e);
+            code = 1;
+        }
+        System.exit(code);
+    }
+
+    /** A bad command line. */
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        /** Whether this is {@code --help} rather than a mistake (exit 0, usage on stdout). */
+        final boolean helpRequested;
+
+        UsageException(String message) {
+            this(message, false);
+        }
+
+        private UsageException(String message, boolean helpRequested) {
+            super(message);
+            this.helpRequested = helpRequested;
+        }
+
+        static UsageException help() {
+            return new UsageException("help requested", true);
+        }
+    }
+
+    /**
+     * Runs the demo.
+     *
+     * @return the exit status: 0 if every object was verified and nothing failed
+     */
+    static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        Map<String, String> a = parseArgs(args);
+        int seconds = intArg(a, "seconds", 20, 1);
+        int threads = intArg(a, "threads", 4, 1);
+        int ttlSeconds = intArg(a, "ttl-seconds", 3, 1);
+        boolean external = a.containsKey("endpoint");
+
+        LocalS3Server local = null;
+        try {
+            Map<String, String> baseOptions;
+            String bucket;
+            CredentialSource source;
+            if (external) {
+                List<String> missing = new ArrayList<>();
+                for (String k : List.of("bucket", "access-key-id", "secret-access-key")) {
+                    if (!a.containsKey(k)) {
+                        missing.add("--" + k);
+                    }
+                }
+                if (!missing.isEmpty()) {
+                    throw new UsageException("--endpoint needs " + String.join(", ", missing));
+                }
+                String endpoint = a.get("endpoint");
+                bucket = a.get("bucket");
+                baseOptions = new LinkedHashMap<>();
+                baseOptions.put("aws_endpoint", endpoint);
+                baseOptions.put("aws_region", a.getOrDefault("region", "us-east-1"));
+                baseOptions.put(
+                        "aws_allow_http",
+                        Boolean.toString(endpoint.toLowerCase(Locale.ROOT).startsWith("http://")));
+                String akid = a.get("access-key-id");
+                String secret = a.get("secret-access-key");
+                String token = a.get("session-token");
+                long ttlMillis = ttlSeconds * 1000L;
+                source =
+                        () ->
+                                new VendedCredentials(
+                                        akid,
+                                        secret,
+                                        token,
+                                        System.currentTimeMillis() + ttlMillis);
+                out.println(
+                        "endpoint "
+                                + endpoint
+                                + " bucket "
+                                + bucket
+                                + " access_key_id "
+                                + akid
+                                + " (credentials re-vended every call, ttl "
+                                + ttlSeconds
+                                + " s)");
+            } else {
+                Path binary =
+                        a.containsKey("local-s3")
+                                ? Path.of(a.get("local-s3"))
+                                : LocalS3Server.binaryFromProperty();
+                bucket = a.getOrDefault("bucket", "demo-bucket");
+                Path log = Files.createTempFile("vended-storage-demo-local-s3-", ".log");
+                local = LocalS3Server.start(binary, bucket, log);
+                LocalS3Server endpoint = local;
+                baseOptions = local.endpointOptions();
+                source = () -> endpoint.assumeRole(ttlSeconds);
+                out.println(
+                        "local endpoint "
+                                + local.endpoint()
+                                + " bucket "
+                                + bucket
+                                + " (log "
+                                + log
+                                + "); credentials from STS AssumeRole, ttl "
+                                + ttlSeconds
+                                + " s");
+            }
+
+            RotatingProvider provider = new RotatingProvider(baseOptions, source, out);
+            Map<String, String> initial = provider.fetchStorageOptions();
+            String uri = "s3://" + bucket + "/run-" + System.currentTimeMillis() + "/";
+            out.println(
+                    "store "
+                            + uri
+                            + ": "
+                            + threads
+                            + " threads for "
+                            + seconds
+                            + " s, native library "
+                            + ObjectStore.nativeVersion());
+            try (ObjectStore store = ObjectStore.open(uri, initial, provider)) {
+                return workload(store, provider, seconds, threads, out, err);
+            }
+        } finally {
+            if (local != null) {
+                local.close();
+            }
+        }
+    }
+
+    private static int workload(
+            ObjectStore store,
+            RotatingProvider provider,
+            int seconds,
+            int threads,
+            PrintStream out,
+            PrintStream err)
+            throws Exception {
+        AtomicLong written = new AtomicLong();
+        AtomicLong verified = new AtomicLong();
+        AtomicLong authFailures = new AtomicLong();
+        AtomicLong otherFailures = new AtomicLong();
+        long start = System.nanoTime();
+        long deadline = start + Duration.ofSeconds(seconds).toNanos();
+
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            Thread w =
+                    new Thread(
+                            () -> {
+                                SplittableRandom random = new SplittableRandom(31L * id + 7);
+                                for (long n = 0; System.nanoTime() < deadline; n++) {
+                                    String path = "t" + id + "/obj-" + n;
+                                    byte[] data = payload(random, path);
+                                    try {
+                                        store.put(path, data);
+                                        written.incrementAndGet();
+                                        byte[] back = store.get(path);
+                                        if (Arrays.equals(data, back)) {
+                                            verified.incrementAndGet();
+                                        } else {
+                                            otherFailures.incrementAndGet();
+                                            err.println("MISMATCH " + path);
+                                        }
+                                    } catch (CredentialsException e) {
+                                        authFailures.incrementAndGet();
+                                        err.println("AUTH FAILURE " + path + ": " + e.getMessage());
+                                    } catch (StorageException | RuntimeException e) {
+                                        otherFailures.incrementAndGet();
+                                        err.println("FAILURE " + path + ": " + e);
+                                    }
+                                }
+                            },
+                            "demo-worker-" + t);
+            workers.add(w);
+            w.start();
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+
+        long listed = -1;
+        try {
+            List<ObjectMeta> objects = store.list(null);
+            listed = objects.size();
+        } catch (StorageException e) {
+            otherFailures.incrementAndGet();
+            err.println("FAILURE list: " + e);
+        }
+        if (listed >= 0 && listed != written.get()) {
+            otherFailures.incrementAndGet();
+            err.println("FAILURE list returned " + listed + " objects, wrote " + written.get());
+        }
+        try {
+            RefreshStats s = store.refreshStats();
+            out.println(
+                    "refresh stats: fetches="
+                            + s.fetches()
+                            + " failures="
+                            + s.failures()
+                            + " stale_waits="
+                            + s.staleWaits()
+                            + " generation="
+                            + s.generation());
+        } catch (StorageException e) {
+            err.println("refresh stats unavailable: " + e.getMessage());
+        }
+        if (otherFailures.get() > 0) {
+            out.println("other failures: " + otherFailures.get());
+        }
+
+        long refreshes = Math.max(0, provider.vended() - 1);
+        out.println(
+                String.format(
+                        Locale.ROOT,
+                        "demo summary: objects_written=%d objects_verified=%d"
+                                + " credential_refreshes=%d auth_failures=%d elapsed_s=%.1f",
+                        written.get(),
+                        verified.get(),
+                        refreshes,
+                        authFailures.get(),
+                        elapsed));
+        out.flush();
+        boolean ok =
+                written.get() > 0
+                        && verified.get() == written.get()
+                        && authFailures.get() == 0
+                        && otherFailures.get() == 0;
+        return ok ? 0 : 1;
+    }
+
+    private static byte[] payload(SplittableRandom random, String path) {
+        int size = 64 + random.nextInt(4096);
+        ByteBuffer b = ByteBuffer.allocate(size + path.length());
+        b.put(path.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        byte[] noise = new byte[size];
+        random.nextBytes(noise);
+        b.put(noise);
+        return b.array();
+    }
+
+    /** Produces one credential set. */
+    @FunctionalInterface
+    interface CredentialSource {
+        VendedCredentials next() throws IOException;
+    }
+
+    /** Vends credentials from a {@link CredentialSource}, logging each rotation. */
+    static final class RotatingProvider implements StorageOptionsProvider {
+        private final Map<String, String> baseOptions;
+        private final CredentialSource source;
+        private final PrintStream out;
+        private final AtomicLong generation = new AtomicLong();
+
+        RotatingProvider(
+                Map<String, String> baseOptions, CredentialSource source, PrintStream out) {
+            this.baseOptions = Map.copyOf(baseOptions);
+            this.source = source;
+            this.out = out;
+        }
+
+        @Override
+        public Map<String, String> fetchStorageOptions() throws IOException {
+            long t0 = System.nanoTime();
+            VendedCredentials creds = source.next();
+            long fetchMs = (System.nanoTime() - t0) / 1_000_000;
+            long gen = generation.incrementAndGet();
+            out.println(
+                    "rotation gen="
+                            + gen
+                            + " at="
+                            + Instant.now().truncatedTo(ChronoUnit.MILLIS)
+                            + " fetch_ms="
+                            + fetchMs);
+            Map<String, String> options = new HashMap<>(baseOptions);
+            options.putAll(creds.toOptions());
+            return options;
+        }
+
+        long vended() {
+            return generation.get();
+        }
+
+        @Override
+        public String toString() {
+            return "RotatingProvider{vended=" + generation.get() + "}";
+        }
+    }
+
+    private static Map<String, String> parseArgs(String[] args) throws UsageException {
+        List<String> known =
+                List.of(
+                        "local-s3",
+                        "seconds",
+                        "threads",
+                        "ttl-seconds",
+                        "endpoint",
+                        "bucket",
+                        "access-key-id",
+                        "secret-access-key",
+                        "session-token",
+                        "region");
+        Map<String, String> out = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.equals("-h") || arg.equals("--help")) {
+                throw UsageException.help();
+            }
+            if (!arg.startsWith("--")) {
+                throw new UsageException(
+                        "unexpected argument #" + (i + 1) + " (options start with --)");
+            }
+            String name = arg.substring(2);
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else {
+                if (i + 1 >= args.length) {
+                    throw new UsageException("--" + name + " needs a value");
+                }
+                value = args[++i];
+            }
+            if (!known.contains(name)) {
+                throw new UsageException("unknown option --" + name);
+            }
+            out.put(name, value);
+        }
+        return out;
+    }
+
+    private static int intArg(Map<String, String> a, String name, int def, int min)
+            throws UsageException {
+        String v = a.get(name);
+        if (v == null) {
+            return def;
+        }
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n < min) {
+                throw new UsageException("--" + name + " must be at least " + min);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " is not a number: " + v);
+        }
+    }
+}

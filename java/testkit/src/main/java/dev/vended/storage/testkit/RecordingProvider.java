@@ -1,0 +1,94 @@
+package dev.vended.storage.testkit;
+
+import dev.vended.storage.StorageOptionsProvider;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A provider that vends endpoint options plus fresh credentials from the local endpoint, and
+ * records every call: how many, which credentials, when, and on which thread.
+ */
+public abstract class RecordingProvider implements StorageOptionsProvider {
+
+    /**
+     * One call of the provider.
+     *
+     * @param credentials what it vended
+     * @param fetchedAtMillis when, epoch milliseconds
+     * @param thread the calling thread's name
+     * @param daemon whether the calling thread is a daemon
+     */
+    public record Vend(
+            VendedCredentials credentials, long fetchedAtMillis, String thread, boolean daemon) {
+        /** Lifetime of the credentials at the moment they were vended. */
+        public long lifetimeMillis() {
+            return credentials.expiresAtMillis() - fetchedAtMillis;
+        }
+    }
+
+    /** The endpoint. */
+    protected final LocalS3Server server;
+
+    private final List<Vend> vends = new CopyOnWriteArrayList<>();
+    private int calls;
+
+    protected RecordingProvider(LocalS3Server server) {
+        this.server = server;
+    }
+
+    /** Produces the next credential set. */
+    protected abstract VendedCredentials next() throws IOException;
+
+    @Override
+    public final Map<String, String> fetchStorageOptions() throws Exception {
+        synchronized (this) {
+            calls++;
+            notifyAll();
+        }
+        VendedCredentials creds = next();
+        Thread t = Thread.currentThread();
+        vends.add(new Vend(creds, System.currentTimeMillis(), t.getName(), t.isDaemon()));
+        return server.options(creds);
+    }
+
+    /** How often {@link #fetchStorageOptions()} was called. */
+    public synchronized int calls() {
+        return calls;
+    }
+
+    /**
+     * Waits until the provider has been called at least {@code n} times.
+     *
+     * @return whether it was, within {@code timeout}
+     */
+    public synchronized boolean awaitCalls(int n, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (calls < n) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
+        return true;
+    }
+
+    /** Every successful vend, oldest first. */
+    public List<Vend> vends() {
+        return List.copyOf(vends);
+    }
+
+    /** Every credential set vended, oldest first. */
+    public List<VendedCredentials> vended() {
+        return vends.stream().map(Vend::credentials).toList();
+    }
+
+    /** Every access key id vended, oldest first. */
+    public List<String> vendedKeyIds() {
+        return vends.stream().map(v -> v.credentials().accessKeyId()).toList();
+    }
+}

@@ -1,0 +1,314 @@
+package dev.vended.storage.catalog;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.vended.storage.CredentialsException;
+import dev.vended.storage.ObjectMeta;
+import dev.vended.storage.ObjectStore;
+import dev.vended.storage.RefreshStats;
+import dev.vended.storage.testkit.VendedCredentials;
+import dev.vended.storage.testkit.KeyStats;
+import dev.vended.storage.testkit.LocalS3Server;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@link LanceNamespaceStorageOptionsProvider} against a <b>real</b> Lance Namespace REST server
+ * ({@code lance.namespace.RestAdapter} from PyPI {@code pylance==14.0.2}, started by {@code
+ * tests/fixtures/lance_rest_server.py}) whose tables live on the local S3 endpoint.
+ *
+ * <p>Needs Python with pylance: the environment variable {@code VENDED_STORAGE_PYTHON} (or the
+ * system property {@code vended.storage.python}), else {@code ../.venv/bin/python} relative to the
+ * Maven project. Skipped (JUnit assumption) only when neither is set and that default does not
+ * exist; a configured interpreter that does not exist is a failure. The launcher script is {@code
+ * ../crates/core/tests/fixtures/lance_rest_server.py}, or the system property {@code
+ * vended.storage.lanceServerScript}.
+ */
+class LanceNamespaceInteropTest {
+
+    private static final long REFRESH_INTERVAL_MS = 3000;
+    private static final String BUCKET = "lance-interop";
+    private static final String ROOT = "ns";
+
+    private static LocalS3Server s3;
+    private static Process lance;
+    private static String lanceUrl;
+    private static VendedCredentials vended;
+
+    private static Path python() {
+        String configured = System.getenv("VENDED_STORAGE_PYTHON");
+        if (configured == null || configured.isBlank()) {
+            configured = System.getProperty("vended.storage.python");
+        }
+        if (configured != null && !configured.isBlank()) {
+            Path p = Path.of(configured);
+            assertTrue(Files.exists(p), "VENDED_STORAGE_PYTHON=" + configured + " does not exist");
+            return p;
+        }
+        Path fallback = Path.of(System.getProperty("user.dir")).resolve("../.venv/bin/python");
+        return Files.exists(fallback) ? fallback : null;
+    }
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path python = python();
+        Assumptions.assumeTrue(
+                python != null,
+                "SKIPPED: no Python with pylance (set VENDED_STORAGE_PYTHON, or create ../.venv:"
+                        + " python3 -m venv .venv && .venv/bin/pip install pylance==14.0.2)");
+        String scriptProperty = System.getProperty("vended.storage.lanceServerScript");
+        Path script =
+                scriptProperty != null && !scriptProperty.isBlank()
+                        ? Path.of(scriptProperty)
+                        : Path.of(System.getProperty("user.dir"))
+                                .resolve("../crates/core/tests/fixtures/lance_rest_server.py");
+        assertTrue(Files.exists(script), "launcher script not found: " + script);
+
+        s3 = LocalS3Server.start(BUCKET);
+        vended = s3.issueCredentials(3_600_000L, BUCKET + "/" + ROOT + "/");
+        ProcessBuilder pb =
+                new ProcessBuilder(
+                        python.toString(),
+                        script.toString(),
+                        "--s3-endpoint",
+                        s3.endpoint(),
+                        "--root",
+                        "s3://" + BUCKET + "/" + ROOT,
+                        "--refresh-interval-ms",
+                        Long.toString(REFRESH_INTERVAL_MS),
+                        "--table",
+                        "db.orders",
+                        "--exit-on-stdin-eof");
+        pb.environment().put("VENDED_AWS_ACCESS_KEY_ID", vended.accessKeyId());
+        pb.environment().put("VENDED_AWS_SECRET_ACCESS_KEY", vended.secretAccessKey());
+        pb.environment().put("VENDED_AWS_SESSION_TOKEN", vended.sessionToken());
+        Path log = Files.createTempFile("lance-rest-server", ".log");
+        pb.redirectError(log.toFile());
+        lance = pb.start();
+        BufferedReader out =
+                new BufferedReader(
+                        new InputStreamReader(lance.getInputStream(), StandardCharsets.UTF_8));
+        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> readLine(out));
+        String line;
+        try {
+            line = first.get(120, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IOException("the Lance server did not start within 120 s; log: " + log);
+        }
+        if (line == null || !line.startsWith("LISTENING ")) {
+            throw new IOException(
+                    "the Lance server failed to start: "
+                            + line
+                            + "\n"
+                            + Files.readString(log));
+        }
+        lanceUrl = line.substring("LISTENING ".length()).trim();
+    }
+
+    private static String readLine(BufferedReader r) {
+        try {
+            return r.readLine();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (lance != null) {
+            lance.getOutputStream().close(); // --exit-on-stdin-eof
+            if (!lance.waitFor(10, TimeUnit.SECONDS)) {
+                lance.destroyForcibly();
+            }
+        }
+        if (s3 != null) {
+            s3.close();
+        }
+    }
+
+    private static Map<String, String> clientOptions() {
+        return s3.endpointOptions(); // endpoint, region, allow-http: the client's own (C10)
+    }
+
+    @Test
+    @Timeout(120)
+    void tableOpenedByNameIsReadAndWrittenOverSeveralRefreshWindows() throws Exception {
+        LanceNamespaceStorageOptionsProvider provider =
+                LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "orders")
+                        .bearerToken("tenant-a-token-0123456789")
+                        .build();
+
+        // What the real server vends: credentials and a fresh expiry, no endpoint or region.
+        long before = System.currentTimeMillis();
+        LanceNamespaceStorageOptionsProvider.TableDescription d = provider.describeTable();
+        Map<String, String> options = d.storageOptions();
+        assertNotNull(options, "storage_options");
+        assertEquals(vended.accessKeyId(), options.get("aws_access_key_id"));
+        for (String key : List.of("aws_endpoint", "aws_region", "aws_allow_http")) {
+            assertFalse(options.containsKey(key), "the server vended " + key + ": " + d);
+        }
+        long expires = Long.parseLong(options.get("expires_at_millis"));
+        assertTrue(
+                expires >= before + REFRESH_INTERVAL_MS - 1000
+                        && expires <= System.currentTimeMillis() + REFRESH_INTERVAL_MS + 1000,
+                "expires_at_millis " + expires + " is not describe time + " + REFRESH_INTERVAL_MS);
+        assertFalse(d.toString().contains(vended.secretAccessKey()), d.toString());
+
+        // A deserialized copy (as on a Spark executor) opens the table: exactly one describe.
+        LanceNamespaceStorageOptionsProvider copy = roundTrip(provider);
+        assertEquals(provider.providerId(), copy.providerId());
+        ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+        long objects;
+        long describes;
+        long elapsed;
+        RefreshStats stats;
+        try (ObjectStore store = copy.openTable(clientOptions(), Duration.ofSeconds(1))) {
+            assertEquals(1, copy.describeCalls(), "openTable describes once, no second call");
+            assertEquals(d.uri(), store.uri());
+
+            // Read what the Lance server wrote: a data file ends with the Lance magic "LANC".
+            assertFalse(store.list("_versions").isEmpty(), "no _versions/");
+            ObjectMeta file =
+                    store.list("data").stream()
+                            .filter(m -> m.path().endsWith(".lance"))
+                            .findFirst()
+                            .orElseThrow();
+            byte[] bytes = store.get(file.path());
+            byte[] tail = new byte[4];
+            System.arraycopy(bytes, bytes.length - 4, tail, 0, 4);
+            assertArrayEquals("LANC".getBytes(StandardCharsets.US_ASCII), tail, file.path());
+
+            // Write and read for ~9 s: 3 s credentials, refreshed 1 s before expiry.
+            long start = System.nanoTime();
+            long deadline = start + TimeUnit.SECONDS.toNanos(9);
+            AtomicLong written = new AtomicLong();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int id = t;
+                Thread w =
+                        new Thread(
+                                () -> {
+                                    long n = 0;
+                                    while (System.nanoTime() < deadline) {
+                                        String path = "java-io/w" + id + "/" + n;
+                                        byte[] body =
+                                                ("worker " + id + " object " + n)
+                                                        .getBytes(StandardCharsets.UTF_8);
+                                        try {
+                                            store.put(path, body);
+                                            if (!java.util.Arrays.equals(body, store.get(path))) {
+                                                failures.add(path + ": wrong bytes");
+                                            }
+                                            written.incrementAndGet();
+                                            Thread.sleep(20);
+                                        } catch (Exception e) {
+                                            failures.add(path + ": " + e);
+                                            return;
+                                        }
+                                        n++;
+                                    }
+                                },
+                                "lance-interop-" + t);
+                workers.add(w);
+                w.start();
+            }
+            for (Thread w : workers) {
+                w.join();
+            }
+            elapsed = (System.nanoTime() - start) / 1_000_000;
+            objects = written.get();
+            describes = copy.describeCalls() - 1;
+            stats = store.refreshStats();
+        }
+        assertTrue(failures.isEmpty(), () -> failures.size() + " failures, e.g. " + failures.peek());
+        assertTrue(objects > 50, "only " + objects + " objects");
+        long windows = elapsed / (REFRESH_INTERVAL_MS - 1000);
+        assertTrue(
+                describes >= windows - 2 && describes <= windows + 2,
+                describes + " describes in " + elapsed + " ms, expected about " + windows);
+        assertEquals(0, stats.failures(), stats.toString());
+        assertEquals(describes, stats.fetches(), stats.toString());
+        KeyStats k = s3.stats(vended.accessKeyId());
+        assertEquals(0, k.rejected(), k.toString());
+        assertTrue(k.accepted() >= 2 * objects, k.toString());
+    }
+
+    @Test
+    @Timeout(60)
+    void unknownTableIsAClear404() throws Exception {
+        String token = "tenant-b-token-0123456789";
+        LanceNamespaceStorageOptionsProvider provider =
+                LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "missing")
+                        .bearerToken(token)
+                        .build();
+        CatalogException e =
+                assertThrows(CatalogException.class, () -> provider.openTable(clientOptions()));
+        assertEquals(CatalogException.Kind.NOT_FOUND, e.kind());
+        assertEquals(404, e.statusCode());
+        assertEquals("4 TableNotFound", e.errorCode());
+        assertTrue(e.getMessage().contains("table id 'db$missing'"), e.getMessage());
+        assertFalse(e.getMessage().contains(token), e.getMessage());
+        assertFalse(e.isRetryable());
+    }
+
+    @Test
+    @Timeout(60)
+    void aFailingRefreshReachesCallersWithTheCatalogMessage() throws Exception {
+        // Open with the real server, then let refreshes hit a table that does not exist: once the
+        // credentials expire, callers get a CredentialsException naming the catalog's 404.
+        LanceNamespaceStorageOptionsProvider good =
+                LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "orders").build();
+        LanceNamespaceStorageOptionsProvider.TableDescription d = good.describeTable();
+        LanceNamespaceStorageOptionsProvider missing =
+                LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "missing").build();
+        Map<String, String> initial =
+                LanceNamespaceStorageOptionsProvider.merge(clientOptions(), d.storageOptions());
+        try (ObjectStore store = ObjectStore.open(d.uri(), initial, missing)) {
+            store.put("probe", new byte[] {1});
+            Thread.sleep(Long.parseLong(initial.get("expires_at_millis")) - System.currentTimeMillis() + 300);
+            CredentialsException e = assertThrows(CredentialsException.class, () -> store.get("probe"));
+            String text = e.getMessage() + " " + e.getCause();
+            assertTrue(text.contains("404") && text.contains("db$missing"), text);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T roundTrip(T value) throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+            out.writeObject(value);
+        }
+        try (ObjectInputStream in =
+                new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+            return (T) in.readObject();
+        }
+    }
+}

@@ -54,6 +54,7 @@ final class NativeLoader {
         try {
             doLoad();
             loaded = true;
+            NativeLog.install();
         } catch (UnsatisfiedLinkError e) {
             failure = e.getMessage();
             throw e;

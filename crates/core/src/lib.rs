@@ -34,6 +34,7 @@ pub mod catalog;
 pub mod cloud;
 pub mod error;
 pub mod fingerprint;
+pub mod io;
 pub mod key;
 pub mod object;
 pub mod options;
@@ -53,6 +54,7 @@ pub use catalog::{
 pub use error::{Error, ErrorKind, Result};
 pub use options::StorageOptions;
 pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
+pub use io::{DelimitedListing, ObjectBody, ObjectWriter, WriteMode, WriteResult, WriterOptions};
 pub use key::StoreKey;
 pub use object::ObjectInfo;
 pub use refresh::{

@@ -1,0 +1,278 @@
+//! Reads into caller buffers: ranged reads for seekable streams, whole objects into one
+//! presized buffer, vectored ranges.
+
+use std::fmt;
+use std::ops::Range;
+
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+
+use super::{head_has_whole_seconds, info_from};
+use crate::error::{Error, ErrorKind, Result};
+use crate::object::ObjectInfo;
+use crate::store::VendedStore;
+
+/// The body of one GET: the object's metadata, the byte range the body covers, and its bytes
+/// as they arrive from the network (no buffering beyond `object_store`'s chunks).
+pub struct ObjectBody {
+    info: ObjectInfo,
+    range: Range<u64>,
+    stream: BoxStream<'static, object_store::Result<Bytes>>,
+    received: u64,
+}
+
+impl fmt::Debug for ObjectBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectBody")
+            .field("path", &self.info.path)
+            .field("range", &self.range)
+            .field("received", &self.received)
+            .finish()
+    }
+}
+
+impl ObjectBody {
+    fn empty(info: ObjectInfo, at: u64) -> Self {
+        Self {
+            info,
+            range: at..at,
+            stream: futures::stream::empty().boxed(),
+            received: 0,
+        }
+    }
+
+    /// The object's metadata (its whole size, ETag, last modification), as the GET answer
+    /// gave it.
+    pub fn info(&self) -> &ObjectInfo {
+        &self.info
+    }
+
+    /// The bytes of the object this body covers (start inclusive, end exclusive). Empty when
+    /// a ranged read started at or past the end of the object.
+    pub fn range(&self) -> Range<u64> {
+        self.range.clone()
+    }
+
+    /// Length of the body, bytes.
+    pub fn len(&self) -> u64 {
+        self.range.end - self.range.start
+    }
+
+    /// Whether the body has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
+
+    /// The next chunk of the body as it came from the network, or `None` at its end.
+    ///
+    /// # Errors
+    /// I/O errors; [`crate::ErrorKind::Io`] when the endpoint sent more or fewer bytes than
+    /// the range it announced.
+    pub async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        match self.stream.next().await {
+            Some(Ok(chunk)) => {
+                self.received += chunk.len() as u64;
+                if self.received > self.len() {
+                    return Err(short_or_long(&self.info.path, self.len(), self.received));
+                }
+                Ok(Some(chunk))
+            }
+            Some(Err(e)) => Err(e.into()),
+            None if self.received < self.len() => {
+                Err(short_or_long(&self.info.path, self.len(), self.received))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Copies the body into `buf` chunk by chunk (one copy, from the network buffer) until the
+    /// body ends or `buf` is full; returns the number of bytes written. Bytes past `buf.len()`
+    /// are left unread (the connection is dropped with the body).
+    ///
+    /// # Errors
+    /// As [`next_chunk`](Self::next_chunk).
+    pub async fn read_into(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let Some(chunk) = self.next_chunk().await? else {
+                break;
+            };
+            let n = chunk.len().min(buf.len() - filled);
+            buf[filled..filled + n].copy_from_slice(&chunk[..n]);
+            filled += n;
+        }
+        Ok(filled)
+    }
+}
+
+fn short_or_long(path: &str, expected: u64, received: u64) -> Error {
+    Error::ObjectStore(std::sync::Arc::new(object_store::Error::Generic {
+        store: "vended-storage",
+        source: format!(
+            "the body of '{path}' had {received} bytes where the answer announced {expected}"
+        )
+        .into(),
+    }))
+}
+
+fn range_error(message: String) -> Error {
+    Error::invalid_option("range", message)
+}
+
+impl VendedStore {
+    /// Opens bytes `range` of an object (start inclusive, end exclusive; a range running past
+    /// the end is cut at the end; one starting at or past the end gives an empty body). With
+    /// `if_match` (an ETag as [`ObjectInfo::e_tag`] gives it) the read fails with
+    /// [`crate::ErrorKind::Precondition`] when the object has changed since: a stream reading
+    /// one object in many ranges passes the ETag of its first read to see one version only.
+    /// The session cache is not used: the bytes go from the network to the caller.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range; not found,
+    /// precondition, permission/credential, provider and I/O errors.
+    pub async fn read_range(
+        &self,
+        path: &str,
+        range: Range<u64>,
+        if_match: Option<&str>,
+    ) -> Result<ObjectBody> {
+        if range.start >= range.end {
+            return Err(range_error(format!(
+                "start {} must be below end {}",
+                range.start, range.end
+            )));
+        }
+        let p = self.path(path)?;
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            if_match: if_match.map(str::to_string),
+            ..Default::default()
+        };
+        let e: Error = match self.entry.store.get_opts(&p, options).await {
+            Ok(result) => return Ok(self.body(result)),
+            Err(e) => e.into(),
+        };
+        // A range starting at or past the end: S3 answers 416, memory and files an
+        // invalid-range error (both kind Io). Reads at the end of a stream are not errors: ask
+        // for the size and answer with an empty body when the start is past it. Credential,
+        // not-found, precondition and transient failures are returned as they are.
+        if !matches!(e.kind(), ErrorKind::Io | ErrorKind::InvalidOptions) {
+            return Err(e);
+        }
+        let Ok(meta) = self.entry.store.head(&p).await else {
+            return Err(e);
+        };
+        let unchanged = if_match.is_none_or(|expected| meta.e_tag.as_deref() == Some(expected));
+        if unchanged && range.start >= meta.size {
+            let size = meta.size;
+            let info = info_from(&self.base, meta, self.whole_seconds());
+            return Ok(ObjectBody::empty(info, size));
+        }
+        Err(e)
+    }
+
+    /// Reads up to `buf.len()` bytes of an object starting at byte `offset` into `buf` (one
+    /// ranged GET, one copy from the network buffer); returns how many bytes were read: fewer
+    /// than `buf.len()` only at the end of the object, 0 when `offset` is at or past the end
+    /// (or `buf` is empty, which sends no request).
+    ///
+    /// # Errors
+    /// As [`read_range`](Self::read_range).
+    pub async fn read_range_into(&self, path: &str, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_range_into_if_match(path, offset, buf, None).await
+    }
+
+    /// [`read_range_into`](Self::read_range_into) that fails with
+    /// [`crate::ErrorKind::Precondition`] when the object's ETag is no longer `if_match`.
+    ///
+    /// # Errors
+    /// As [`read_range`](Self::read_range).
+    pub async fn read_range_into_if_match(
+        &self,
+        path: &str,
+        offset: u64,
+        buf: &mut [u8],
+        if_match: Option<&str>,
+    ) -> Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let end = offset.checked_add(buf.len() as u64).ok_or_else(|| {
+            range_error(format!("offset {offset} + length {} overflows", buf.len()))
+        })?;
+        let mut body = self.read_range(path, offset..end, if_match).await?;
+        body.read_into(buf).await
+    }
+
+    /// Opens a whole object: its metadata at once (size, ETag) and its bytes as they arrive,
+    /// for a caller that fills a buffer of the announced size.
+    ///
+    /// # Errors
+    /// Not found, permission/credential, provider and I/O errors.
+    pub async fn get_body(&self, path: &str) -> Result<ObjectBody> {
+        let p = self.path(path)?;
+        let result = self.entry.store.get_opts(&p, GetOptions::default()).await?;
+        Ok(self.body(result))
+    }
+
+    /// Reads a whole object into `buf` (which must hold it), streaming the body chunks
+    /// straight into it: one copy from the network buffer, no intermediate allocation. Returns
+    /// the object's size; bytes of `buf` past it are untouched.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `buffer`) when the object is larger than `buf` (checked
+    /// from the answer's headers, before any byte is copied); otherwise as
+    /// [`get_body`](Self::get_body).
+    pub async fn get_into(&self, path: &str, buf: &mut [u8]) -> Result<u64> {
+        let mut body = self.get_body(path).await?;
+        if body.len() > buf.len() as u64 {
+            return Err(Error::invalid_option(
+                "buffer",
+                format!(
+                    "the object of {} bytes does not fit in a buffer of {} bytes",
+                    body.len(),
+                    buf.len()
+                ),
+            ));
+        }
+        let n = body.read_into(buf).await?;
+        Ok(n as u64)
+    }
+
+    /// Reads several ranges of one object (start inclusive, end exclusive), in the order
+    /// given. `object_store` merges ranges less than 1 MiB apart into one request and runs up
+    /// to 10 requests at once; each returned `Bytes` is a slice of the merged body (no copy).
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range; otherwise as
+    /// [`get_body`](Self::get_body) (a range past the end of the object is an error).
+    pub async fn get_ranges(&self, path: &str, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        if let Some(r) = ranges.iter().find(|r| r.start >= r.end) {
+            return Err(range_error(format!(
+                "start {} must be below end {}",
+                r.start, r.end
+            )));
+        }
+        if ranges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let p = self.path(path)?;
+        Ok(self.entry.store.get_ranges(&p, ranges).await?)
+    }
+
+    fn whole_seconds(&self) -> bool {
+        head_has_whole_seconds(self.entry.key.scheme)
+    }
+
+    fn body(&self, result: object_store::GetResult) -> ObjectBody {
+        let range = result.range.clone();
+        let info = info_from(&self.base, result.meta.clone(), self.whole_seconds());
+        ObjectBody {
+            info,
+            range,
+            stream: result.into_stream(),
+            received: 0,
+        }
+    }
+}

@@ -1,0 +1,588 @@
+//! Writes: [`ObjectWriter`] (one PUT when the data fits in one part, otherwise a multipart
+//! upload whose parts upload while the caller writes) and [`VendedStore::put_opts`]
+//! (conditional PUTs).
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use object_store::path::Path;
+use object_store::retry::{RetryContext, RetryFailure, RetryPolicy};
+use object_store::{
+    MultipartUpload, ObjectStore, ObjectStoreExt, PutMode, PutMultipartOptions, PutOptions,
+    PutPayload, PutPayloadMut, PutResult, UpdateVersion, UploadPart, WriteMultipart,
+};
+
+use super::PartLimits;
+use crate::cloud::{adapter_for, CloudAdapter};
+use crate::error::{Error, Result};
+use crate::refresh::RefresherHandle;
+use crate::session::Session;
+use crate::store::{StoreEntry, VendedStore};
+
+/// What a write may replace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// Replace whatever is there (the default).
+    #[default]
+    Overwrite,
+    /// Create only: fail with [`crate::ErrorKind::AlreadyExists`] when the object exists.
+    Create,
+    /// Replace only the version with this ETag (as [`crate::ObjectInfo::e_tag`] gives it):
+    /// fail with [`crate::ErrorKind::Precondition`] when the object's ETag differs or the
+    /// object does not exist.
+    IfMatch(String),
+}
+
+impl WriteMode {
+    fn put_mode(&self) -> PutMode {
+        match self {
+            WriteMode::Overwrite => PutMode::Overwrite,
+            WriteMode::Create => PutMode::Create,
+            WriteMode::IfMatch(e_tag) => PutMode::Update(UpdateVersion {
+                e_tag: Some(e_tag.clone()),
+                version: None,
+            }),
+        }
+    }
+}
+
+/// What a finished write reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteResult {
+    /// The new object's ETag, if the store gives one.
+    pub e_tag: Option<String>,
+    /// The new object's version, if the store keeps versions.
+    pub version: Option<String>,
+}
+
+impl From<PutResult> for WriteResult {
+    fn from(r: PutResult) -> Self {
+        Self {
+            e_tag: r.e_tag,
+            version: r.version,
+        }
+    }
+}
+
+/// Settings of an [`ObjectWriter`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// Size of each part but the last, bytes. Default 5 MiB (`object_store`'s
+    /// `WriteMultipart` default, and S3's minimum). Data up to one part is written with one PUT.
+    /// With S3's 10,000-part limit, 5 MiB parts allow objects up to 48.8 GiB; raise it for
+    /// larger objects.
+    pub part_size: usize,
+    /// Most parts uploading at once. Default 8 (`object_store`'s `BufWriter` default). The
+    /// writer holds at most `part_size * (max_concurrency + 1)` bytes.
+    pub max_concurrency: usize,
+    /// What the write may replace. Default [`WriteMode::Overwrite`].
+    pub mode: WriteMode,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self {
+            part_size: 5 << 20,
+            max_concurrency: 8,
+            mode: WriteMode::Overwrite,
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The credential generation current when the part being uploaded was handed to the
+    /// store: the one to invalidate if the endpoint rejects the part.
+    static PART_GENERATION: u64;
+}
+
+/// Retries a part once after the endpoint answered 400 or 403 (S3's `ExpiredToken`,
+/// `InvalidToken`, `InvalidAccessKeyId`), invalidating the credential generation the part
+/// started with, so that the retry is signed with a freshly fetched one. `object_store` calls
+/// it for each part after its own retries (5xx, timeouts) are exhausted; its context carries
+/// the status only, not the error code, so a part refused for another reason costs one
+/// extra attempt.
+#[derive(Debug)]
+struct RefetchOnRejection {
+    refresher: Arc<dyn RefresherHandle>,
+}
+
+#[async_trait]
+impl RetryPolicy for RefetchOnRejection {
+    async fn retry(&self, context: RetryContext) -> bool {
+        let rejected =
+            matches!(context.failure, RetryFailure::Status(s) if matches!(s.as_u16(), 400 | 403));
+        if !rejected || context.attempt > 1 {
+            return false;
+        }
+        let generation = PART_GENERATION
+            .try_with(|g| *g)
+            .unwrap_or_else(|_| self.refresher.generation());
+        log::debug!(
+            "a part upload was rejected ({:?}); retrying once with a fresh credential",
+            context.failure
+        );
+        self.refresher.invalidate(generation);
+        true
+    }
+}
+
+/// Wraps an upload so each part knows the credential generation it started with (for
+/// [`RefetchOnRejection`]) and an abort rejected by the endpoint is retried once.
+#[derive(Debug)]
+struct GenerationTaggedUpload {
+    inner: Box<dyn MultipartUpload>,
+    refresher: Option<Arc<dyn RefresherHandle>>,
+    adapter: Option<&'static dyn CloudAdapter>,
+}
+
+#[async_trait]
+impl MultipartUpload for GenerationTaggedUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        let part = self.inner.put_part(data);
+        match &self.refresher {
+            Some(r) => Box::pin(PART_GENERATION.scope(r.generation(), part)),
+            None => part,
+        }
+    }
+
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        // Not retried here: `object_store` hands over the part list once per upload.
+        self.inner.complete().await
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        let generation = self.refresher.as_ref().map_or(0, |r| r.generation());
+        match self.inner.abort().await {
+            Err(e) if self.adapter.is_some_and(|a| a.is_auth_failure(&e)) => {
+                if let Some(r) = &self.refresher {
+                    r.invalidate(generation);
+                }
+                self.inner.abort().await
+            }
+            other => other,
+        }
+    }
+}
+
+enum State {
+    /// Less than one part written so far: kept here, written with one PUT by `finish`.
+    Buffer(PutPayloadMut),
+    /// A multipart upload is under way.
+    Multipart(WriteMultipart),
+    /// Finished or aborted.
+    Closed(&'static str),
+    /// A part, the completion or a check failed; the upload was aborted.
+    Failed(Error),
+}
+
+/// Writes one object: buffers up to one part, then uploads parts while the caller writes
+/// (at most `max_concurrency` at once; the writer holds at most
+/// `part_size * (max_concurrency + 1)` bytes). Nothing is visible at the path until
+/// [`finish`](Self::finish) returns.
+///
+/// - [`abort`](Self::abort) aborts the multipart upload (no parts left behind).
+/// - After `finish` or `abort`, `write` and `finish` fail with [`Error::Closed`] (kind
+///   [`crate::ErrorKind::Closed`]); `abort` again is a no-op.
+/// - After a failure (a part, the completion, a limit) the upload is aborted at once and every
+///   later call returns that same error (`abort` returns `Ok`).
+/// - Dropping an unfinished writer aborts its upload in the background (on the runtime the
+///   writer was created on).
+/// - Each part's request is signed with the credential current when it is sent; a part the
+///   endpoint rejects (400/403) is retried once with a freshly fetched credential.
+/// - [`WriteMode::Create`] and [`WriteMode::IfMatch`] are atomic when the data fits in one
+///   part (one conditional PUT). For a multipart upload they are checked with a `HEAD` just
+///   before completing, which is not atomic: `object_store` 0.14's multipart completion has
+///   no create-only or if-match form.
+pub struct ObjectWriter {
+    store: Arc<dyn ObjectStore>,
+    entry: Arc<StoreEntry>,
+    session: Option<Arc<Session>>,
+    path: Path,
+    relative: String,
+    options: WriterOptions,
+    limits: PartLimits,
+    written: u64,
+    state: State,
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+impl fmt::Debug for ObjectWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Buffer(_) => "buffering",
+            State::Multipart(_) => "multipart",
+            State::Closed(s) => s,
+            State::Failed(_) => "failed",
+        };
+        f.debug_struct("ObjectWriter")
+            .field("path", &self.relative)
+            .field("written", &self.written)
+            .field("state", &state)
+            .finish()
+    }
+}
+
+const CLOSED: &str = "object writer";
+
+impl ObjectWriter {
+    /// Bytes accepted so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+
+    /// The path being written (relative to the store's prefix).
+    pub fn path(&self) -> &str {
+        &self.relative
+    }
+
+    /// Whether `finish` or `abort` ran (or a failure closed the writer).
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, State::Closed(_) | State::Failed(_))
+    }
+
+    /// Appends `data` (copied once, into the part being filled). Waits while
+    /// `max_concurrency` parts are uploading.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] after `finish`/`abort`; the error of a failed part (the upload is then
+    /// aborted); [`Error::InvalidOption`] (key `part_size`) when the object would need more
+    /// parts than the store allows.
+    pub async fn write(&mut self, data: &[u8]) -> Result<()> {
+        self.feed(Chunk::Slice(data)).await
+    }
+
+    /// Appends `data` without copying it (the part keeps a reference).
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub async fn put(&mut self, data: Bytes) -> Result<()> {
+        self.feed(Chunk::Owned(data)).await
+    }
+
+    async fn feed(&mut self, mut data: Chunk<'_>) -> Result<()> {
+        self.check_open()?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        let part = self.options.part_size as u64;
+        let total = self.written + data.len() as u64;
+        if total.div_ceil(part) > self.limits.max_parts {
+            let e = Error::invalid_option(
+                "part_size",
+                format!(
+                    "{total} bytes need more than {} parts of {part} bytes; use larger parts",
+                    self.limits.max_parts
+                ),
+            );
+            return Err(self.fail(e).await);
+        }
+        if let State::Buffer(buffer) = &mut self.state {
+            if total <= part {
+                data.append_to(buffer);
+                self.written = total;
+                return Ok(());
+            }
+            let buffered = std::mem::take(buffer).freeze();
+            match self.start_multipart(buffered).await {
+                Ok(upload) => self.state = State::Multipart(upload),
+                Err(e) => return Err(self.fail(e).await),
+            }
+        }
+        let State::Multipart(upload) = &mut self.state else {
+            return self.check_open();
+        };
+        let concurrency = self.options.max_concurrency;
+        while !data.is_empty() {
+            if let Err(e) = upload.wait_for_capacity(concurrency).await {
+                return Err(self.fail(e.into()).await);
+            }
+            let room = part - self.written % part;
+            let piece = data.split_to(room.min(data.len() as u64) as usize);
+            self.written += piece.len() as u64;
+            piece.append_to_upload(upload);
+        }
+        Ok(())
+    }
+
+    async fn start_multipart(&self, buffered: PutPayload) -> Result<WriteMultipart> {
+        let mut opts = PutMultipartOptions::default();
+        if let Some(r) = &self.entry.refresher {
+            opts = opts.with_retry_policy(Arc::new(RefetchOnRejection {
+                refresher: r.clone(),
+            }));
+        }
+        let inner = self.store.put_multipart_opts(&self.path, opts).await?;
+        let upload = GenerationTaggedUpload {
+            inner,
+            refresher: self.entry.refresher.clone(),
+            adapter: adapter_for(self.entry.key.scheme).ok(),
+        };
+        let mut upload =
+            WriteMultipart::new_with_chunk_size(Box::new(upload), self.options.part_size);
+        for chunk in buffered {
+            upload.put(chunk);
+        }
+        Ok(upload)
+    }
+
+    /// Writes what is left and completes the object, which becomes visible now; returns its
+    /// ETag and version.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] after `finish`/`abort`; kind [`crate::ErrorKind::AlreadyExists`] or
+    /// [`crate::ErrorKind::Precondition`] when the [`WriteMode`] does not hold; the error of
+    /// a failed part or of the completion (the upload is then aborted).
+    pub async fn finish(&mut self) -> Result<WriteResult> {
+        self.check_open()?;
+        let state = std::mem::replace(&mut self.state, State::Closed("finished object writer"));
+        self.forget();
+        let result = match state {
+            State::Buffer(buffer) => {
+                let opts = PutOptions {
+                    mode: self.options.mode.put_mode(),
+                    ..Default::default()
+                };
+                self.store
+                    .put_opts(&self.path, buffer.freeze(), opts)
+                    .await
+                    .map(WriteResult::from)
+                    .map_err(Error::from)
+            }
+            State::Multipart(upload) => match self.check_mode().await {
+                Ok(()) => upload
+                    .finish()
+                    .await
+                    .map(WriteResult::from)
+                    .map_err(Error::from),
+                Err(e) => {
+                    if let Err(abort) = upload.abort().await {
+                        log::warn!("aborting the upload of '{}' failed: {abort}", self.relative);
+                    }
+                    Err(e)
+                }
+            },
+            State::Closed(_) | State::Failed(_) => unreachable_state(),
+        };
+        self.forget();
+        if let Err(e) = &result {
+            self.state = State::Failed(e.clone());
+        }
+        result
+    }
+
+    /// Aborts the write: a multipart upload is aborted (its parts deleted by the store);
+    /// nothing becomes visible. A no-op once closed.
+    ///
+    /// # Errors
+    /// The store's error when aborting the multipart upload fails (the writer is closed all
+    /// the same; S3 lifecycle rules clean up abandoned uploads).
+    pub async fn abort(&mut self) -> Result<()> {
+        match std::mem::replace(&mut self.state, State::Closed("aborted object writer")) {
+            State::Multipart(upload) => Ok(upload.abort().await?),
+            State::Failed(e) => {
+                self.state = State::Failed(e);
+                Ok(())
+            }
+            closed @ State::Closed(_) => {
+                self.state = closed;
+                Ok(())
+            }
+            State::Buffer(_) => Ok(()),
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        match &self.state {
+            State::Closed(what) => Err(Error::Closed(what)),
+            State::Failed(e) => Err(e.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Aborts the upload after `e`; later calls return `e`.
+    async fn fail(&mut self, e: Error) -> Error {
+        if let State::Multipart(upload) =
+            std::mem::replace(&mut self.state, State::Failed(e.clone()))
+        {
+            if let Err(abort) = upload.abort().await {
+                log::warn!("aborting the upload of '{}' failed: {abort}", self.relative);
+            }
+        }
+        e
+    }
+
+    /// The non-atomic check of a conditional multipart write.
+    async fn check_mode(&self) -> Result<()> {
+        let current = match self.store.head(&self.path).await {
+            Ok(meta) => Some(meta),
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let refused = |e: object_store::Error| Err(Error::from(e));
+        match (&self.options.mode, current) {
+            (WriteMode::Overwrite, _) | (WriteMode::Create, None) => Ok(()),
+            (WriteMode::Create, Some(_)) => refused(object_store::Error::AlreadyExists {
+                path: self.path.to_string(),
+                source: "the object exists (create-only write)".into(),
+            }),
+            (WriteMode::IfMatch(expected), meta) => {
+                if meta.as_ref().and_then(|m| m.e_tag.as_deref()) == Some(expected.as_str()) {
+                    Ok(())
+                } else {
+                    refused(object_store::Error::Precondition {
+                        path: self.path.to_string(),
+                        source: "the object's ETag does not match (if-match write)".into(),
+                    })
+                }
+            }
+        }
+    }
+
+    fn forget(&self) {
+        if let Some(s) = &self.session {
+            s.forget_object(&self.entry.key, self.path.as_ref());
+        }
+    }
+}
+
+fn unreachable_state() -> Result<WriteResult> {
+    Err(Error::Closed(CLOSED))
+}
+
+impl Drop for ObjectWriter {
+    fn drop(&mut self) {
+        if let State::Multipart(upload) = std::mem::replace(&mut self.state, State::Closed(CLOSED))
+        {
+            let path = self.relative.clone();
+            let runtime = self
+                .runtime
+                .clone()
+                .or_else(|| tokio::runtime::Handle::try_current().ok());
+            match runtime {
+                Some(rt) => {
+                    rt.spawn(async move {
+                        match upload.abort().await {
+                            Ok(()) => log::debug!("aborted the unfinished upload of '{path}'"),
+                            Err(e) => {
+                                log::warn!("aborting the unfinished upload of '{path}' failed: {e}")
+                            }
+                        }
+                    });
+                }
+                None => log::warn!(
+                    "an unfinished upload of '{path}' was dropped outside a runtime and not aborted"
+                ),
+            }
+        }
+    }
+}
+
+/// Data handed to the writer: borrowed (copied into the part) or owned (kept by reference).
+enum Chunk<'a> {
+    Slice(&'a [u8]),
+    Owned(Bytes),
+}
+
+impl Chunk<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Chunk::Slice(s) => s.len(),
+            Chunk::Owned(b) => b.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first `n` bytes; `self` keeps the rest.
+    fn split_to(&mut self, n: usize) -> Self {
+        match self {
+            Chunk::Slice(s) => {
+                let (head, tail) = s.split_at(n);
+                *s = tail;
+                Chunk::Slice(head)
+            }
+            Chunk::Owned(b) => Chunk::Owned(b.split_to(n)),
+        }
+    }
+
+    fn append_to(self, buffer: &mut PutPayloadMut) {
+        match self {
+            Chunk::Slice(s) => buffer.extend_from_slice(s),
+            Chunk::Owned(b) => buffer.push(b),
+        }
+    }
+
+    fn append_to_upload(self, upload: &mut WriteMultipart) {
+        match self {
+            Chunk::Slice(s) => upload.write(s),
+            Chunk::Owned(b) => upload.put(b),
+        }
+    }
+}
+
+impl VendedStore {
+    /// Opens a writer for `path` (see [`ObjectWriter`]). Sends no request until one part is
+    /// full or [`ObjectWriter::finish`] runs.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] for a bad path, key `part_size` for a part size outside the
+    /// store's limits (S3: 5 MiB to 5 GiB), key `max_concurrency` for 0.
+    pub fn writer(&self, path: &str, options: WriterOptions) -> Result<ObjectWriter> {
+        let full = self.path(path)?;
+        let limits = PartLimits::of(self.entry.key.scheme);
+        if options.part_size < limits.min_part || options.part_size > limits.max_part {
+            return Err(Error::invalid_option(
+                "part_size",
+                format!(
+                    "{} bytes is outside this store's part sizes ({} to {} bytes)",
+                    options.part_size, limits.min_part, limits.max_part
+                ),
+            ));
+        }
+        if options.max_concurrency == 0 {
+            return Err(Error::invalid_option(
+                "max_concurrency",
+                "at least one part must be able to upload",
+            ));
+        }
+        Ok(ObjectWriter {
+            store: self.entry.store.clone(),
+            entry: self.entry.clone(),
+            session: self.session.clone(),
+            relative: super::relative_to(&self.base, &full),
+            path: full,
+            options,
+            limits,
+            written: 0,
+            state: State::Buffer(PutPayloadMut::new()),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        })
+    }
+
+    /// Writes a whole object with one PUT, under `mode`: [`WriteMode::Create`] fails with
+    /// [`crate::ErrorKind::AlreadyExists`] when the object exists, [`WriteMode::IfMatch`]
+    /// with [`crate::ErrorKind::Precondition`] when its ETag differs or it is missing. Both are
+    /// atomic at the store (S3 `If-None-Match: *` / `If-Match`).
+    ///
+    /// # Errors
+    /// Those above; permission/credential, provider and I/O errors.
+    pub async fn put_opts(&self, path: &str, data: Bytes, mode: WriteMode) -> Result<WriteResult> {
+        let p = self.path(path)?;
+        let opts = PutOptions {
+            mode: mode.put_mode(),
+            ..Default::default()
+        };
+        self.forget_path(&p);
+        let result = self
+            .entry
+            .store
+            .put_opts(&p, PutPayload::from(data), opts)
+            .await;
+        self.forget_path(&p);
+        Ok(result?.into())
+    }
+}

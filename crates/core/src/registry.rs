@@ -9,11 +9,11 @@ use moka::sync::Cache;
 use once_cell::sync::Lazy;
 
 use crate::cloud::{adapter_for, CloudAdapter};
-use crate::error::Result;
+use crate::error::{Error, Result};
 pub use crate::key::{CredentialSource, StoreKey};
 use crate::options::{parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::provider::{ProviderIdentity, StorageOptionsProvider};
-use crate::refresh::RefreshConfig;
+use crate::refresh::{Clock, RefreshConfig, SystemClock};
 use crate::store::{AuthRetryStore, StoreEntry, VendedStore};
 use crate::uri::{parse_store_uri, StoreUri};
 
@@ -73,11 +73,17 @@ impl ObjectStoreRegistry {
     /// open); when the entry exists already, newer credentials in `options` are adopted.
     /// `refresh` applies when the entry is created (an existing entry keeps its settings).
     ///
+    /// Options are checked before anything is built or shared, by the cloud's
+    /// [`CloudAdapter::validate`] (the same rules its credential mapper applies to a provider's
+    /// answers). An `expires_at_millis` already in the past is an error without a provider; with
+    /// one, the expired seed is not used and the first request fetches.
+    ///
     /// # Errors
-    /// [`Error::InvalidUri`] for a bad URI; [`Error::InvalidOption`] for bad options (unknown
-    /// `aws_` key, partial credential, bad `expires_at_millis` (with or without a provider), an
-    /// S3 store with neither
-    /// credentials nor a provider nor `aws_skip_signature=true`).
+    /// [`Error::InvalidUri`] for a bad URI; [`Error::InvalidOption`] naming the key for bad
+    /// options (unknown or misspelled `aws_` key, a credential with control characters, a bad
+    /// endpoint URL or region, partial credential, bad `expires_at_millis` (with or without a
+    /// provider), expired static credentials, an S3 store with neither credentials nor a
+    /// provider nor `aws_skip_signature=true`).
     pub fn open(
         &self,
         uri: &str,
@@ -87,9 +93,24 @@ impl ObjectStoreRegistry {
     ) -> Result<VendedStore> {
         let parsed = parse_store_uri(uri)?;
         let adapter = adapter_for(parsed.scheme)?;
+        // The same rules the cloud's credential mapper applies to a provider's answers.
+        adapter.validate(&options)?;
         if let Some(v) = options.get(EXPIRES_AT_MILLIS) {
             // Validated for static options too: a bad expiry is never "never expires".
-            parse_expires_at_millis(v)?;
+            let exp = parse_expires_at_millis(v)?;
+            // Static credentials that already expired can never work: say so now, worded like
+            // the refresher's rejection of a provider answer. With a provider an expired seed
+            // is simply not used: the first request fetches fresh credentials.
+            let now = SystemClock.now_millis();
+            if provider.is_none() && exp <= now {
+                return Err(Error::invalid_option(
+                    EXPIRES_AT_MILLIS,
+                    format!(
+                        "expired credentials: expires_at_millis={exp} is {} ms in the past (static options without a provider are never refreshed)",
+                        now - exp
+                    ),
+                ));
+            }
         }
         let key = StoreKey::new(&parsed, &options, provider.as_deref(), adapter);
         let mut created = false;

@@ -45,6 +45,19 @@ pub trait CloudAdapter: Send + Sync + std::fmt::Debug {
         is_credential_key(key)
     }
 
+    /// Checks `options` for everything that can be checked without a request (unknown or
+    /// misspelled keys, credential characters, endpoint URL, region...). The registry calls it
+    /// before [`build`](Self::build) on every open; a cloud applies the same rules to a
+    /// provider's answers in its credential mapper. The default accepts everything (stores
+    /// without options of their own, such as `file://` and `memory://`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] naming the first bad key, never quoting a secret value.
+    fn validate(&self, options: &StorageOptions) -> Result<()> {
+        let _ = options;
+        Ok(())
+    }
+
     /// Builds the store for `uri` from `options`; with a `provider`, `options` seed its
     /// credential cache and `refresh` sets the timing.
     ///

@@ -8,18 +8,25 @@ use async_trait::async_trait;
 use object_store::aws::AwsCredential;
 use object_store::CredentialProvider;
 
-use super::keys::{AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN};
+use super::keys::{
+    validate_s3_options, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+};
 use crate::error::{Error, Result};
 use crate::options::StorageOptions;
 use crate::refresh::{CredentialMapper, CredentialRefresher};
 
 /// Builds an [`AwsCredential`] from `aws_access_key_id`, `aws_secret_access_key` and the
-/// optional `aws_session_token`.
+/// optional `aws_session_token` (values trimmed), after checking all of `options` with
+/// [`validate_s3_options`]. The refresher builds every credential generation through this
+/// function, so a provider's answers obey exactly the rules the options given at open do.
 ///
 /// # Errors
-/// [`Error::InvalidOption`] naming `aws_access_key_id` or `aws_secret_access_key` when missing
-/// or empty (the message never contains a secret).
+/// [`Error::InvalidOption`] naming the key: any option [`validate_s3_options`] rejects (unknown
+/// or misspelled `aws_` key, a credential with control or non-ASCII characters, a bad
+/// endpoint or region...), or `aws_access_key_id` / `aws_secret_access_key` missing or empty.
+/// The message never contains a secret.
 pub fn aws_credential_from_options(options: &StorageOptions) -> Result<AwsCredential> {
+    validate_s3_options(options)?;
     let get = |k: &str| options.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
     let key_id = get(AWS_ACCESS_KEY_ID)
         .ok_or_else(|| Error::invalid_option(AWS_ACCESS_KEY_ID, "missing or empty"))?;

@@ -36,6 +36,11 @@ impl CloudAdapter for S3Adapter {
         "S3"
     }
 
+    /// See [`keys::validate_s3_options`].
+    fn validate(&self, options: &StorageOptions) -> Result<()> {
+        keys::validate_s3_options(options)
+    }
+
     /// Credentials from a provider (refreshed), from the options (static), or none with
     /// `aws_skip_signature=true`. Never from the environment or instance metadata.
     ///

@@ -1,0 +1,500 @@
+//! Storage options: the `String -> String` map a catalog vends, its well-known keys, the
+//! `expires_at_millis` format, merging, and redaction.
+//!
+//! Keys follow `object_store`'s configuration names (`aws_access_key_id`, `aws_region`, ...; see
+//! `object_store::aws::AmazonS3ConfigKey`), plus [`EXPIRES_AT_MILLIS`]. Each cloud's own keys
+//! are named in its folder under the `cloud` module.
+//!
+//! **Redaction is decided by an allow-list**: `non_secret_keys.txt` beside this file names the
+//! keys whose values may be printed; every other value prints as `***` ([`Redacted`],
+//! [`printable_value`]), whatever the key is called. The Java binding reads the same file.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+
+use once_cell::sync::Lazy;
+
+use crate::error::{Error, Result};
+
+/// Storage options as vended by a provider: key -> value.
+pub type StorageOptions = HashMap<String, String>;
+
+/// Expiry of the vended credentials: epoch **milliseconds** as a decimal string, e.g.
+/// `"1767225600000"`.
+pub const EXPIRES_AT_MILLIS: &str = "expires_at_millis";
+/// Smallest accepted `expires_at_millis`: values below 10^11 ms (March 1973) are almost
+/// certainly epoch *seconds* and are rejected rather than read as "already expired".
+pub const MIN_PLAUSIBLE_EXPIRES_AT_MILLIS: i64 = 100_000_000_000;
+/// Largest accepted `expires_at_millis`: 9999-12-31T23:59:59.999Z. Larger values (such as
+/// `i64::MAX`) are rejected rather than read as "never expires".
+pub const MAX_EXPIRES_AT_MILLIS: i64 = 253_402_300_799_999;
+
+/// The allow-list of keys whose values are not secret (`non_secret_keys.txt` beside this file,
+/// one key per line, `#` comments). The Java binding reads the same file as a resource.
+pub const NON_SECRET_KEYS_FILE: &str = include_str!("non_secret_keys.txt");
+
+static NON_SECRET_KEYS: Lazy<HashSet<String>> = Lazy::new(|| {
+    NON_SECRET_KEYS_FILE
+        .lines()
+        .map(|l| {
+            l.split('#')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+});
+
+/// Whether the value of `key` is known not to be secret, so it may be printed in logs, errors
+/// and `Debug`: `key` is on the allow-list in `non_secret_keys.txt` (compared
+/// case-insensitively).
+pub fn is_non_secret_key(key: &str) -> bool {
+    // Keys on the list are short ASCII: a long key is never on it (and is not lowercased).
+    key.len() <= 64 && NON_SECRET_KEYS.contains(&key.to_ascii_lowercase())
+}
+
+/// Whether the value of `key` must never be printed, logged, or put in a cache key as is: every
+/// key that is not on the allow-list of non-secret keys (see [`is_non_secret_key`]). Decided by
+/// that list, never by secret-looking words, so a misspelled or unknown key is a secret too.
+pub fn is_secret_key(key: &str) -> bool {
+    !is_non_secret_key(key)
+}
+
+/// The credential keys of every cloud: the signer's identity, its secrets and their expiry.
+/// Compared case-insensitively by [`is_credential_key`].
+pub const CREDENTIAL_KEYS: &[&str] = &[
+    // S3 (crate::cloud::aws::keys)
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    // Azure (object_store AzureConfigKey canonical names, as Lance vends them)
+    "azure_storage_account_key",
+    "azure_storage_sas_key",
+    "azure_storage_sas_token",
+    "azure_storage_token",
+    // Google Cloud Storage (object_store's key, and Lance's vended token key)
+    "google_bearer_token",
+    "google_storage_token",
+    "google_service_account_key",
+    // Expiry of all of the above
+    EXPIRES_AT_MILLIS,
+];
+
+/// Keys of secrets that configure the data rather than the signer: the SSE-C customer
+/// encryption key. Compared case-insensitively by [`is_data_secret_key`].
+pub const DATA_SECRET_KEYS: &[&str] = &[
+    "aws_sse_customer_key_base64",
+    "sse_customer_key_base64",
+    "azure_storage_encryption_key",
+];
+
+/// Whether `key` is a secret that configures the data rather than the signer (an SSE-C customer
+/// encryption key such as `aws_sse_customer_key_base64`). It is redacted like any secret, but it
+/// is not a credential: it must reach the store (dropping it would write unencrypted data), and
+/// it is part of store identity only as a keyed fingerprint.
+pub fn is_data_secret_key(key: &str) -> bool {
+    DATA_SECRET_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
+}
+
+/// Whether `key` names a credential (secret or identity of the signer, or their expiry) rather
+/// than a property of where data lives: one of [`CREDENTIAL_KEYS`], case-insensitively.
+/// Credential options are excluded from store identity (the credential source stands in for
+/// them) and are replaced as a set on refresh (see [`merge`]).
+pub fn is_credential_key(key: &str) -> bool {
+    CREDENTIAL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
+}
+
+/// `value` of `key` as it may be printed: `***` for a secret key (see [`is_secret_key`]);
+/// otherwise the value, without user info, query or fragment when it looks like a URL
+/// (`scheme://...`).
+pub fn printable_value<'a>(key: &str, value: &'a str) -> Cow<'a, str> {
+    if is_secret_key(key) {
+        Cow::Borrowed("***")
+    } else if value.contains("://") {
+        Cow::Owned(crate::uri::printable_uri(value))
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
+/// Levenshtein distance between `a` and `b` (in chars), or `None` once it exceeds `max`
+/// (cheap for long inputs: strings whose lengths differ by more than `max` are not compared).
+pub fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        let mut row_min = cur[0];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+            row_min = row_min.min(cur[j + 1]);
+        }
+        if row_min > max {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Some(prev[b.len()]).filter(|d| *d <= max)
+}
+
+/// The candidate closest to `key` (compared lowercase) within `max` edits, for a
+/// "did you mean ...?" hint.
+pub fn did_you_mean<'a>(
+    key: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> Option<&'a str> {
+    let lower = key.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .filter_map(|c| edit_distance(&lower, c, max).map(|d| (d, c)))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// `key` as it may be quoted in a message: at most 64 characters, control characters escaped.
+pub fn printable_key(key: &str) -> String {
+    truncate(key, 64).escape_debug().to_string()
+}
+
+/// Parses `expires_at_millis` (epoch milliseconds, decimal digits only).
+///
+/// # Errors
+/// [`Error::InvalidOption`] naming the key and the value when the value is not a plain decimal
+/// integer, is negative, overflows `i64`, looks like epoch seconds (below
+/// [`MIN_PLAUSIBLE_EXPIRES_AT_MILLIS`]), or is past [`MAX_EXPIRES_AT_MILLIS`].
+pub fn parse_expires_at_millis(value: &str) -> Result<i64> {
+    let bad = |why: &str| {
+        Error::invalid_option(
+            EXPIRES_AT_MILLIS,
+            format!("{why}; got {:?}, expected epoch milliseconds as a decimal string such as \"1767225600000\"", truncate(value, 40)),
+        )
+    };
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(bad("empty value"));
+    }
+    if v.starts_with('-') {
+        return Err(bad("negative value"));
+    }
+    if !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("not a decimal integer"));
+    }
+    let n: i64 = v.parse().map_err(|_| bad("value out of range"))?;
+    if n < MIN_PLAUSIBLE_EXPIRES_AT_MILLIS {
+        return Err(bad(
+            "value looks like epoch seconds or is implausibly early (below 10^11 ms)",
+        ));
+    }
+    if n > MAX_EXPIRES_AT_MILLIS {
+        return Err(bad("value is past year 9999"));
+    }
+    Ok(n)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(max).collect::<String>())
+    }
+}
+
+/// Parses a boolean option the way `object_store` does (`true`/`false`, case-insensitive, also
+/// `1`/`0`, `yes`/`no`, `on`/`off`, `y`/`n`).
+///
+/// # Errors
+/// [`Error::InvalidOption`] for any other value; it quotes the value only when `key` is not
+/// secret (see [`is_secret_key`]).
+pub fn parse_bool(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" | "y" => Ok(true),
+        "false" | "0" | "no" | "off" | "n" => Ok(false),
+        _ => Err(Error::invalid_option(
+            key,
+            format!(
+                "expected true or false, got {:?}",
+                printable_value(key, &truncate(value, 40))
+            ),
+        )),
+    }
+}
+
+/// Whether `options` carries any credential key (see [`is_credential_key`]).
+pub fn has_credentials(options: &StorageOptions) -> bool {
+    options.keys().any(|k| is_credential_key(k))
+}
+
+/// Merges a provider's answer over the current options.
+///
+/// Credential keys (access key id, secret, session token, `expires_at_millis`) are replaced as a
+/// set when the answer carries any of them, so a new key id is never paired with an old secret,
+/// token or expiry. Other keys the answer omits (endpoint, region, allow-http...) keep their
+/// current values; keys it returns replace them.
+pub fn merge(current: &StorageOptions, fresh: &StorageOptions) -> StorageOptions {
+    let mut merged = current.clone();
+    if has_credentials(fresh) {
+        merged.retain(|k, _| !is_credential_key(k));
+    }
+    for (k, v) in fresh {
+        merged.insert(k.clone(), v.clone());
+    }
+    merged
+}
+
+/// Displays options with the value of every key that is not on the non-secret allow-list
+/// replaced by `***` (see [`printable_value`]), keys sorted. Use it for logs, errors and `Debug`.
+pub struct Redacted<'a>(pub &'a StorageOptions);
+
+impl fmt::Display for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sorted: BTreeMap<_, _> = self.0.iter().collect();
+        let mut map = f.debug_map();
+        for (k, v) in sorted {
+            map.entry(k, &printable_value(k, v));
+        }
+        map.finish()
+    }
+}
+
+impl fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AWS_ACCESS_KEY_ID: &str = "aws_access_key_id";
+    const AWS_SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
+    const AWS_SESSION_TOKEN: &str = "aws_session_token";
+    const AWS_REGION: &str = "aws_region";
+    const AWS_ENDPOINT: &str = "aws_endpoint";
+
+    fn err_text(v: &str) -> String {
+        parse_expires_at_millis(v).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn c07_bad_expires_at_millis_values_are_clear_errors() {
+        for v in [
+            "1767225600",
+            "2026-01-01T00:00:00Z",
+            "abc",
+            "-1",
+            "9223372036854775807",
+            "",
+            "99999999999999999999",
+            "1.5e12",
+        ] {
+            let text = err_text(v);
+            assert!(text.contains("expires_at_millis"), "{text}");
+        }
+        assert!(err_text("1767225600").contains("seconds"));
+        assert!(err_text("-1").contains("negative"));
+        assert!(err_text("abc").contains("\"abc\""));
+        assert!(err_text("9223372036854775807").contains("9999"));
+        assert!(err_text("99999999999999999999").contains("out of range"));
+        assert_eq!(
+            parse_expires_at_millis("1767225600000").unwrap(),
+            1_767_225_600_000
+        );
+        assert_eq!(
+            parse_expires_at_millis(" 1767225600000 ").unwrap(),
+            1_767_225_600_000
+        );
+    }
+
+    #[test]
+    fn secret_keys_are_recognised() {
+        assert!(is_secret_key(AWS_SECRET_ACCESS_KEY));
+        assert!(is_secret_key(AWS_SESSION_TOKEN));
+        assert!(is_secret_key("azure_storage_sas_key"));
+        assert!(is_secret_key("google_service_account_key"));
+        assert!(!is_secret_key(AWS_ACCESS_KEY_ID));
+        assert!(!is_secret_key(AWS_REGION));
+        assert!(!is_secret_key(AWS_ENDPOINT));
+        assert!(!is_secret_key("AWS_REGION"), "case-insensitive");
+    }
+
+    #[test]
+    fn c19_unknown_and_misspelled_keys_are_secret() {
+        for k in [
+            "aws_session_tokn",
+            "aws_secret_access_keyy",
+            "AWS_SECRET_ACCESS_KEY",
+            "layer_opt",
+            "x-api-key",
+            "aws_sse_customer_key_base64",
+            "",
+            &"a".repeat(10_000),
+        ] {
+            assert!(is_secret_key(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn the_allow_list_file_is_well_formed() {
+        let keys: Vec<&str> = NON_SECRET_KEYS_FILE
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert!(keys.len() > 50, "{}", keys.len());
+        for k in &keys {
+            assert!(
+                k.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "one lowercase key per line: {k:?}"
+            );
+            assert!(
+                !is_credential_key(k) || *k == AWS_ACCESS_KEY_ID || *k == EXPIRES_AT_MILLIS,
+                "{k}"
+            );
+            assert!(!is_data_secret_key(k), "{k}");
+        }
+        let unique: HashSet<&&str> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len(), "no duplicates");
+    }
+
+    #[test]
+    fn credential_and_data_secret_keys() {
+        for k in [
+            AWS_ACCESS_KEY_ID,
+            AWS_SECRET_ACCESS_KEY,
+            AWS_SESSION_TOKEN,
+            EXPIRES_AT_MILLIS,
+            "azure_storage_sas_token",
+            "google_storage_token",
+        ] {
+            assert!(is_credential_key(k), "{k}");
+        }
+        for k in [
+            AWS_REGION,
+            AWS_ENDPOINT,
+            "aws_sse_customer_key_base64",
+            "layer_opt",
+        ] {
+            assert!(!is_credential_key(k), "{k}");
+        }
+        assert!(is_data_secret_key("aws_sse_customer_key_base64"));
+        assert!(!is_data_secret_key(AWS_SECRET_ACCESS_KEY));
+    }
+
+    #[test]
+    fn edit_distance_and_hints() {
+        assert_eq!(
+            edit_distance("aws_session_tokn", "aws_session_token", 3),
+            Some(1)
+        );
+        assert_eq!(edit_distance("kitten", "sitting", 3), Some(3));
+        assert_eq!(edit_distance("kitten", "sitting", 2), None);
+        assert_eq!(edit_distance("", "abc", 3), Some(3));
+        assert_eq!(edit_distance(&"a".repeat(100_000), "abc", 3), None);
+        assert_eq!(
+            did_you_mean("AWS_REGON", ["aws_region", "aws_endpoint"], 2),
+            Some("aws_region")
+        );
+        assert_eq!(did_you_mean("zzz", ["aws_region"], 2), None);
+    }
+
+    #[test]
+    fn printable_values_hide_secrets_and_url_credentials() {
+        assert_eq!(printable_value("aws_session_tokn", "SECRET"), "***");
+        assert_eq!(printable_value("aws_region", "eu-west-1"), "eu-west-1");
+        let p = printable_value("proxy_url", "http://user:SECRET@proxy:3128");
+        assert!(!p.contains("SECRET") && p.contains("proxy:3128"), "{p}");
+        let p = printable_value("aws_endpoint", "http://h/?X-Amz-Security-Token=SECRET");
+        assert!(!p.contains("SECRET"), "{p}");
+        let e = parse_bool("aws_session_tokn", "SECRET")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !e.contains("SECRET") && e.contains("aws_session_tokn"),
+            "{e}"
+        );
+        assert!(parse_bool("aws_allow_http", "y").unwrap());
+    }
+
+    #[test]
+    fn c10_merge_keeps_options_the_provider_omits() {
+        let current: StorageOptions = [
+            (AWS_ENDPOINT, "http://127.0.0.1:9"),
+            (AWS_REGION, "eu-west-1"),
+            (AWS_ACCESS_KEY_ID, "gen1"),
+            (AWS_SECRET_ACCESS_KEY, "s1"),
+            (AWS_SESSION_TOKEN, "t1"),
+            (EXPIRES_AT_MILLIS, "1767225600000"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let fresh: StorageOptions = [
+            (AWS_ACCESS_KEY_ID, "gen2"),
+            (AWS_SECRET_ACCESS_KEY, "s2"),
+            (AWS_REGION, "us-east-1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let merged = merge(&current, &fresh);
+        assert_eq!(merged[AWS_ENDPOINT], "http://127.0.0.1:9");
+        assert_eq!(
+            merged[AWS_REGION], "us-east-1",
+            "returned keys replace current ones"
+        );
+        assert_eq!(merged[AWS_ACCESS_KEY_ID], "gen2");
+        assert!(
+            !merged.contains_key(AWS_SESSION_TOKEN),
+            "old token must not pair with new key"
+        );
+        assert!(
+            !merged.contains_key(EXPIRES_AT_MILLIS),
+            "expiry is never inherited"
+        );
+        let secretless: StorageOptions = [(AWS_ACCESS_KEY_ID, "gen3")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let merged = merge(&current, &secretless);
+        assert!(
+            !merged.contains_key(AWS_SECRET_ACCESS_KEY),
+            "old secret must not pair with new key"
+        );
+        let empty = StorageOptions::new();
+        assert_eq!(merge(&current, &empty), current);
+    }
+
+    #[test]
+    fn redacted_hides_secrets() {
+        let o: StorageOptions = [(AWS_SECRET_ACCESS_KEY, "hunter2"), (AWS_REGION, "r")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let s = format!("{} {:?}", Redacted(&o), Redacted(&o));
+        assert!(!s.contains("hunter2"));
+        assert!(s.contains("***") && s.contains("\"r\""));
+        let o: StorageOptions = [
+            ("aws_session_tokn", "hunter3"),
+            ("AWS_SECRET_ACCESS_KEY", "hunter4"),
+            ("aws_endpoint", "http://u:hunter5@h:9"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let s = format!("{} {:?}", Redacted(&o), Redacted(&o));
+        assert!(!s.contains("hunter"), "{s}");
+        assert!(s.contains("h:9"), "{s}");
+    }
+}

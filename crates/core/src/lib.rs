@@ -46,17 +46,16 @@ pub mod store;
 pub mod table;
 pub mod uri;
 
-
 pub use catalog::{
     CatalogError, CatalogErrorKind, CatalogSpec, IcebergRestCredentialsProvider,
     LanceNamespaceProvider,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use options::StorageOptions;
-pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
 pub use io::{DelimitedListing, ObjectBody, ObjectWriter, WriteMode, WriteResult, WriterOptions};
 pub use key::StoreKey;
 pub use object::ObjectInfo;
+pub use options::StorageOptions;
+pub use provider::{ObjectIdentity, ProviderIdentity, StaticProvider, StorageOptionsProvider};
 pub use refresh::{
     Clock, CredentialRefresher, ManualClock, RefreshConfig, RefreshStats, RefresherHandle,
     SystemClock,

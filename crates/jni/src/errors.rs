@@ -17,8 +17,8 @@ use jni::objects::{JClass, JObject, JValue};
 use jni::strings::JNIStr;
 use jni::{jni_sig, jni_str, Env};
 
-use vended_storage::error::{Error, ErrorKind};
 use crate::provider::JavaException;
+use vended_storage::error::{Error, ErrorKind};
 
 /// An error at the JNI boundary.
 pub(crate) enum BridgeError {

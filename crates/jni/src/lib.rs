@@ -22,13 +22,13 @@ use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JStrin
 use jni::sys::{jint, jlong, JNI_VERSION_1_8};
 use jni::{Env, EnvUnowned, JavaVM};
 
+use errors::{BridgeError, ThrowJava};
 use vended_storage::options::StorageOptions;
 use vended_storage::provider::StorageOptionsProvider;
 use vended_storage::refresh::RefreshConfig;
 use vended_storage::registry::ObjectStoreRegistry;
 use vended_storage::session::{Session, SessionConfig};
 use vended_storage::store::{ObjectInfo, VendedStore};
-use errors::{BridgeError, ThrowJava};
 
 type BridgeResult<T> = std::result::Result<T, BridgeError>;
 

@@ -86,7 +86,11 @@ fn java_level(level: log::Level) -> jint {
 
 /// Installs the logger (once per library copy) and sets the level; later calls only change the
 /// level. `sink` is the `NativeLog` class.
-pub(crate) fn init(env: &mut Env<'_>, sink: &JClass<'_>, max_level: jint) -> jni::errors::Result<()> {
+pub(crate) fn init(
+    env: &mut Env<'_>,
+    sink: &JClass<'_>,
+    max_level: jint,
+) -> jni::errors::Result<()> {
     let rust_log = std::env::var("RUST_LOG").ok();
     log::set_max_level(level_filter(max_level, rust_log.as_deref()));
     if SENDER.get().is_some() {
@@ -114,7 +118,10 @@ fn deliver(class: Global<JClass<'static>>, receiver: Receiver<Line>) {
     while let Ok(line) = receiver.recv() {
         let dropped = DROPPED.swap(0, Ordering::Relaxed);
         let message = if dropped > 0 {
-            format!("{} ({dropped} earlier native log records were dropped: queue full)", line.message)
+            format!(
+                "{} ({dropped} earlier native log records were dropped: queue full)",
+                line.message
+            )
         } else {
             line.message
         };
@@ -140,20 +147,6 @@ fn deliver(class: Global<JClass<'static>>, receiver: Receiver<Line>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_map_from_java_and_rust_log_wins() {
-        assert_eq!(level_filter(0, None), log::LevelFilter::Off);
-        assert_eq!(level_filter(2, None), log::LevelFilter::Warn);
-        assert_eq!(level_filter(9, None), log::LevelFilter::Trace);
-        assert_eq!(level_filter(2, Some("debug")), log::LevelFilter::Debug);
-        assert_eq!(level_filter(2, Some("nonsense")), log::LevelFilter::Warn);
-    }
-}
-
 /// `static native void init(int maxLevel)` of `dev.vended.storage.NativeLog`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_vended_storage_NativeLog_init<'l>(
@@ -166,4 +159,18 @@ pub extern "system" fn Java_dev_vended_storage_NativeLog_init<'l>(
         Ok(())
     })
     .resolve::<crate::errors::ThrowJava>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_map_from_java_and_rust_log_wins() {
+        assert_eq!(level_filter(0, None), log::LevelFilter::Off);
+        assert_eq!(level_filter(2, None), log::LevelFilter::Warn);
+        assert_eq!(level_filter(9, None), log::LevelFilter::Trace);
+        assert_eq!(level_filter(2, Some("debug")), log::LevelFilter::Debug);
+        assert_eq!(level_filter(2, Some("nonsense")), log::LevelFilter::Warn);
+    }
 }

@@ -255,10 +255,18 @@ mod tests {
         let u = parse_store_uri("gs://b/p").unwrap();
         assert_eq!((u.scheme, u.authority.as_str()), (Scheme::Gcs, "b"));
         let u = parse_store_uri("az://c/p").unwrap();
-        assert_eq!((u.scheme, u.authority.as_str(), u.account), (Scheme::Azure, "c", None));
+        assert_eq!(
+            (u.scheme, u.authority.as_str(), u.account),
+            (Scheme::Azure, "c", None)
+        );
         let u = parse_store_uri("abfss://c@acct.dfs.core.windows.net/p/q").unwrap();
         assert_eq!(
-            (u.scheme, u.authority.as_str(), u.account.as_deref(), u.base.as_ref()),
+            (
+                u.scheme,
+                u.authority.as_str(),
+                u.account.as_deref(),
+                u.base.as_ref()
+            ),
             (Scheme::Azure, "c", Some("acct"), "p/q")
         );
     }
@@ -272,7 +280,10 @@ mod tests {
             ("az:///path", "needs a bucket or container"),
             ("not a uri", "not a URI"),
             ("file://host/x", "absolute path"),
-            ("abfss://acct.dfs.core.windows.net/p", "names container and account"),
+            (
+                "abfss://acct.dfs.core.windows.net/p",
+                "names container and account",
+            ),
         ] {
             let e = parse_store_uri(uri).unwrap_err().to_string();
             assert!(e.contains(needle), "{uri}: {e}");

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hyper::StatusCode;
 use s3s::access::{S3Access, S3AccessContext};
 use s3s::auth::{S3Auth, SecretKey};
-use s3s::dto::{CopyObjectInput, CopySource, DeleteObjectsInput, UploadPartCopyInput};
+use s3s::dto::{
+    AbortMultipartUploadInput, CompleteMultipartUploadInput, CopyObjectInput, CopySource,
+    CreateMultipartUploadInput, DeleteObjectsInput, UploadPartCopyInput, UploadPartInput,
+};
 use s3s::path::S3Path;
 use s3s::{S3Error, S3ErrorCode, S3Request, S3Result};
 
@@ -87,7 +90,13 @@ const LIST_OPS: &[&str] = &[
 /// are checked one by one once the body is parsed).
 const BUCKET_READ_OPS: &[&str] = &["HeadBucket", "GetBucketLocation", "DeleteObjects"];
 
-fn check_scope(scope: &Scope, path: &S3Path, op: &str, uri: &hyper::Uri) -> S3Result<()> {
+fn check_scope(
+    scope: &Scope,
+    path: &S3Path,
+    op: &str,
+    uri: &hyper::Uri,
+    bulk_delete_bucket_level: bool,
+) -> S3Result<()> {
     match path {
         S3Path::Root => Err(denied(format!("{op} is outside the credential scope"))),
         S3Path::Bucket { bucket } => {
@@ -104,6 +113,11 @@ fn check_scope(scope: &Scope, path: &S3Path, op: &str, uri: &hyper::Uri) -> S3Re
                     )));
                 }
                 return Ok(());
+            }
+            if op == "DeleteObjects" && bulk_delete_bucket_level && !scope.prefix.is_empty() {
+                return Err(denied(format!(
+                    "{op} needs a credential scoped to the whole bucket {bucket}"
+                )));
             }
             if BUCKET_READ_OPS.contains(&op) {
                 return Ok(());
@@ -163,7 +177,14 @@ impl Access {
                 refusal_error(refusal)
             })?;
         if let Some(scope) = scope {
-            check_scope(&scope, cx.s3_path(), cx.s3_op().name(), cx.uri()).inspect_err(|_| {
+            check_scope(
+                &scope,
+                cx.s3_path(),
+                cx.s3_op().name(),
+                cx.uri(),
+                self.state.bulk_delete_bucket_level(),
+            )
+            .inspect_err(|_| {
                 note(|ctx| ctx.outcome = Some(Err(REASON_DENIED)));
             })?;
         }
@@ -199,6 +220,15 @@ fn copy_source(source: &CopySource) -> Option<(&str, &str)> {
     }
 }
 
+/// s3s-fs files a multipart upload under the access key that created it and refuses parts,
+/// completion and abort signed by any other key (403 `AccessDenied`). S3 does not: any
+/// credential allowed to write the object may continue the upload, which is how an upload
+/// outlives a credential rotation. The key was already checked (signature, token, expiry,
+/// scope); the upload is filed under no key.
+fn unbind_upload<T>(req: &mut S3Request<T>) {
+    req.credentials = None;
+}
+
 fn access_key<T>(req: &S3Request<T>) -> Option<&str> {
     req.credentials.as_ref().map(|c| c.access_key.as_str())
 }
@@ -225,7 +255,38 @@ impl S3Access for Access {
 
     async fn upload_part_copy(&self, req: &mut S3Request<UploadPartCopyInput>) -> S3Result<()> {
         let source = copy_source(&req.input.copy_source).unwrap_or(("", ""));
-        self.check_objects(access_key(req), [source])
+        self.check_objects(access_key(req), [source])?;
+        unbind_upload(req);
+        Ok(())
+    }
+
+    async fn create_multipart_upload(
+        &self,
+        req: &mut S3Request<CreateMultipartUploadInput>,
+    ) -> S3Result<()> {
+        unbind_upload(req);
+        Ok(())
+    }
+
+    async fn upload_part(&self, req: &mut S3Request<UploadPartInput>) -> S3Result<()> {
+        unbind_upload(req);
+        Ok(())
+    }
+
+    async fn complete_multipart_upload(
+        &self,
+        req: &mut S3Request<CompleteMultipartUploadInput>,
+    ) -> S3Result<()> {
+        unbind_upload(req);
+        Ok(())
+    }
+
+    async fn abort_multipart_upload(
+        &self,
+        req: &mut S3Request<AbortMultipartUploadInput>,
+    ) -> S3Result<()> {
+        unbind_upload(req);
+        Ok(())
     }
 
     async fn delete_objects(&self, req: &mut S3Request<DeleteObjectsInput>) -> S3Result<()> {

@@ -347,6 +347,20 @@ async fn listings_are_relative_to_the_base() {
         .unwrap();
     all.sort();
     assert_eq!(all, ["a/1", "a/2", "a/sub/3", "b/4", "top"]);
+    for info in s
+        .list_stream(None)
+        .unwrap()
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap()
+    {
+        assert_eq!(
+            s.head(&info.path).await.unwrap(),
+            info,
+            "head and list agree"
+        );
+        assert!(info.e_tag.is_some());
+    }
     let mut under_a: Vec<String> = s
         .list_stream(Some("a/"))
         .unwrap()

@@ -116,6 +116,13 @@ fn short_or_long(path: &str, expected: u64, received: u64) -> Error {
     }))
 }
 
+fn changed(path: &object_store::path::Path, expected: &str) -> Error {
+    Error::from(object_store::Error::Precondition {
+        path: path.to_string(),
+        source: format!("the object's ETag is no longer {expected}").into(),
+    })
+}
+
 fn range_error(message: String) -> Error {
     Error::invalid_option("range", message)
 }
@@ -150,7 +157,15 @@ impl VendedStore {
             ..Default::default()
         };
         let e: Error = match self.entry.store.get_opts(&p, options).await {
-            Ok(result) => return Ok(self.body(result)),
+            Ok(result) => {
+                // Checked here too: some S3-compatible stores ignore `If-Match` on GET.
+                if let Some(expected) = if_match {
+                    if result.meta.e_tag.as_deref() != Some(expected) {
+                        return Err(changed(&p, expected));
+                    }
+                }
+                return Ok(self.body(result));
+            }
             Err(e) => e.into(),
         };
         // A range starting at or past the end: S3 answers 416, memory and files an

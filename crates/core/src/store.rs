@@ -13,13 +13,13 @@ use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 
 use crate::cloud::CloudAdapter;
 use crate::error::{Error, Result};
-pub use crate::object::ObjectInfo;
 use crate::key::StoreKey;
+pub use crate::object::ObjectInfo;
 use crate::refresh::{RefreshStats, RefresherHandle};
 use crate::session::Session;
 
@@ -106,6 +106,14 @@ impl AuthRetryStore {
         }
     }
 
+    fn parts(&self) -> RetryParts {
+        RetryParts {
+            inner: self.inner.clone(),
+            refresher: self.refresher.clone(),
+            adapter: self.adapter,
+        }
+    }
+
     /// Reports a remaining rejection as `Unauthenticated`.
     fn classify(&self, e: object_store::Error) -> object_store::Error {
         classify(self.adapter, e)
@@ -114,7 +122,8 @@ impl AuthRetryStore {
 
 fn classify(adapter: &dyn CloudAdapter, e: object_store::Error) -> object_store::Error {
     match e {
-        object_store::Error::Unauthenticated { .. } | object_store::Error::PermissionDenied { .. } => e,
+        object_store::Error::Unauthenticated { .. }
+        | object_store::Error::PermissionDenied { .. } => e,
         e if adapter.is_auth_failure(&e) => object_store::Error::Unauthenticated {
             path: String::new(),
             source: Box::new(e),
@@ -123,11 +132,100 @@ fn classify(adapter: &dyn CloudAdapter, e: object_store::Error) -> object_store:
     }
 }
 
+/// What a retrying stream needs of an [`AuthRetryStore`], owned (streams are `'static`).
+#[derive(Clone)]
+struct RetryParts {
+    inner: Arc<dyn ObjectStore>,
+    refresher: Option<Arc<dyn RefresherHandle>>,
+    adapter: &'static dyn CloudAdapter,
+}
+
+impl RetryParts {
+    fn generation(&self) -> u64 {
+        self.refresher.as_ref().map_or(0, |r| r.generation())
+    }
+
+    /// Invalidates `generation` if `e` is an auth failure; says whether a retry makes sense.
+    fn invalidate_on(&self, e: &object_store::Error, generation: u64) -> bool {
+        match &self.refresher {
+            Some(r) if self.adapter.is_auth_failure(e) => {
+                r.invalidate(generation);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Deletes `paths` (one request for one key); once more after an auth failure.
+    async fn delete_chunk(&self, paths: Vec<Path>) -> Vec<object_store::Result<Path>> {
+        if paths.is_empty() {
+            return Vec::new();
+        }
+        let run = |paths: Vec<Path>| {
+            self.inner
+                .delete_stream(futures::stream::iter(paths.into_iter().map(Ok)).boxed())
+                .collect::<Vec<_>>()
+        };
+        let generation = self.generation();
+        let mut results = run(paths.clone()).await;
+        let rejected = results.iter().find_map(|r| r.as_ref().err());
+        if let Some(e) = rejected {
+            if self.invalidate_on(e, generation) {
+                log::debug!(
+                    "delete rejected by the endpoint ({e}); retrying once with a fresh credential"
+                );
+                results = run(paths).await;
+            }
+        }
+        let adapter = self.adapter;
+        results
+            .into_iter()
+            .map(|r| r.map_err(|e| classify(adapter, e)))
+            .collect()
+    }
+
+    /// A listing retried once when its first page is rejected (nothing was yielded yet); a
+    /// rejection later in the listing invalidates the credential so the next request refetches.
+    fn list_with_retry(
+        self,
+        open: impl Fn(&Arc<dyn ObjectStore>) -> BoxStream<'static, object_store::Result<ObjectMeta>>
+            + Send
+            + 'static,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let generation = self.generation();
+        let mut first = open(&self.inner);
+        futures::stream::once(async move {
+            let listing = match first.next().await {
+                Some(Err(e)) if self.invalidate_on(&e, generation) => {
+                    log::debug!(
+                        "list rejected by the endpoint ({e}); retrying once with a fresh credential"
+                    );
+                    open(&self.inner)
+                }
+                Some(item) => futures::stream::once(async move { item })
+                    .chain(first)
+                    .boxed(),
+                None => futures::stream::empty().boxed(),
+            };
+            let generation = self.generation();
+            listing.map_err(move |e| {
+                self.invalidate_on(&e, generation);
+                classify(self.adapter, e)
+            })
+        })
+        .flatten()
+        .boxed()
+    }
+}
+
 impl fmt::Debug for AuthRetryStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AuthRetryStore")
             .field("inner", &self.inner)
-            .field("provider", &self.refresher.as_ref().map(|r| r.provider_id().to_string()))
+            .field(
+                "provider",
+                &self.refresher.as_ref().map(|r| r.provider_id().to_string()),
+            )
             .finish()
     }
 }
@@ -193,65 +291,48 @@ impl ObjectStore for AuthRetryStore {
         with_auth_retry!(self, self.inner.get_ranges(location, ranges))
     }
 
+    /// Deletes in chunks of up to 1,000 keys (the inner store decides how: one `DELETE` per
+    /// single key, a bulk request for more); a chunk with an auth failure among its results is
+    /// sent once more, whole, after the credential is invalidated (deleting is idempotent).
     fn delete_stream(
         &self,
         locations: BoxStream<'static, object_store::Result<Path>>,
     ) -> BoxStream<'static, object_store::Result<Path>> {
-        // The input stream cannot be replayed; an auth failure still invalidates the credential
-        // so that the next request refetches.
-        let refresher = self.refresher.clone();
-        let adapter = self.adapter;
-        let generation = self.generation();
-        self.inner
-            .delete_stream(locations)
-            .map_err(move |e| {
-                if adapter.is_auth_failure(&e) {
-                    if let Some(r) = &refresher {
-                        r.invalidate(generation);
-                    }
+        let retry = self.parts();
+        locations
+            .try_chunks(1_000)
+            .map(move |chunk| {
+                let retry = retry.clone();
+                async move {
+                    let (paths, error) = match chunk {
+                        Ok(paths) => (paths, None),
+                        Err(futures::stream::TryChunksError(paths, e)) => (paths, Some(e)),
+                    };
+                    let mut results = retry.delete_chunk(paths).await;
+                    results.extend(error.map(Err));
+                    futures::stream::iter(results)
                 }
-                classify(adapter, e)
             })
+            .buffered(10)
+            .flatten()
             .boxed()
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        // Retried once when the first page is rejected (nothing was yielded yet); a rejection
-        // later in the listing invalidates the credential so the next request refetches.
-        let inner = self.inner.clone();
-        let refresher = self.refresher.clone();
-        let adapter = self.adapter;
         let prefix = prefix.cloned();
-        let generation = self.generation();
-        let mut first = inner.list(prefix.as_ref());
-        futures::stream::once(async move {
-            let retried = match first.next().await {
-                Some(Err(e)) if adapter.is_auth_failure(&e) && refresher.is_some() => {
-                    log::debug!(
-                        "list rejected by the endpoint ({e}); retrying once with a fresh credential"
-                    );
-                    if let Some(r) = &refresher {
-                        r.invalidate(generation);
-                    }
-                    inner.list(prefix.as_ref())
-                }
-                Some(item) => futures::stream::once(async move { item })
-                    .chain(first)
-                    .boxed(),
-                None => futures::stream::empty().boxed(),
-            };
-            let generation = refresher.as_ref().map_or(0, |r| r.generation());
-            retried.map_err(move |e| {
-                if adapter.is_auth_failure(&e) {
-                    if let Some(r) = &refresher {
-                        r.invalidate(generation);
-                    }
-                }
-                classify(adapter, e)
-            })
-        })
-        .flatten()
-        .boxed()
+        self.parts()
+            .list_with_retry(move |inner| inner.list(prefix.as_ref()))
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let prefix = prefix.cloned();
+        let offset = offset.clone();
+        self.parts()
+            .list_with_retry(move |inner| inner.list_with_offset(prefix.as_ref(), &offset))
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
@@ -267,14 +348,8 @@ impl ObjectStore for AuthRetryStore {
         with_auth_retry!(self, self.inner.copy_opts(from, to, options.clone()))
     }
 
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        with_auth_retry!(self, self.inner.rename_opts(from, to, options.clone()))
-    }
+    // `rename_opts`: the trait's default, `copy_opts` then `delete` through this store, each
+    // retried on its own (retrying a whole rename would fail its second copy in create mode).
 }
 
 /// A store opened from a URI: a shared registry entry (the `object_store` and its credential

@@ -90,7 +90,13 @@ const LIST_OPS: &[&str] = &[
 /// are checked one by one once the body is parsed).
 const BUCKET_READ_OPS: &[&str] = &["HeadBucket", "GetBucketLocation", "DeleteObjects"];
 
-fn check_scope(scope: &Scope, path: &S3Path, op: &str, uri: &hyper::Uri) -> S3Result<()> {
+fn check_scope(
+    scope: &Scope,
+    path: &S3Path,
+    op: &str,
+    uri: &hyper::Uri,
+    bulk_delete_bucket_level: bool,
+) -> S3Result<()> {
     match path {
         S3Path::Root => Err(denied(format!("{op} is outside the credential scope"))),
         S3Path::Bucket { bucket } => {
@@ -107,6 +113,11 @@ fn check_scope(scope: &Scope, path: &S3Path, op: &str, uri: &hyper::Uri) -> S3Re
                     )));
                 }
                 return Ok(());
+            }
+            if op == "DeleteObjects" && bulk_delete_bucket_level && !scope.prefix.is_empty() {
+                return Err(denied(format!(
+                    "{op} needs a credential scoped to the whole bucket {bucket}"
+                )));
             }
             if BUCKET_READ_OPS.contains(&op) {
                 return Ok(());
@@ -166,7 +177,14 @@ impl Access {
                 refusal_error(refusal)
             })?;
         if let Some(scope) = scope {
-            check_scope(&scope, cx.s3_path(), cx.s3_op().name(), cx.uri()).inspect_err(|_| {
+            check_scope(
+                &scope,
+                cx.s3_path(),
+                cx.s3_op().name(),
+                cx.uri(),
+                self.state.bulk_delete_bucket_level(),
+            )
+            .inspect_err(|_| {
                 note(|ctx| ctx.outcome = Some(Err(REASON_DENIED)));
             })?;
         }

@@ -216,6 +216,13 @@ impl LocalS3 {
         self.state.issue(ttl, scope)
     }
 
+    /// With `on`, a bulk `DeleteObjects` (`POST /bucket?delete`) signed by a key scoped to a
+    /// prefix is refused with 403 `AccessDenied`, whatever keys it names: moto authorizes it
+    /// at bucket level. Off (the default), each named key is checked against the scope.
+    pub fn set_bulk_delete_bucket_level(&self, on: bool) {
+        self.state.set_bulk_delete_bucket_level(on);
+    }
+
     /// Revokes a temporary key: its later requests get 403 `InvalidAccessKeyId`. Unknown keys
     /// and the root key are ignored.
     pub fn revoke(&self, access_key_id: &str) {

@@ -94,6 +94,8 @@ pub(crate) struct State {
     keys: RwLock<HashMap<String, KeyEntry>>,
     stats: Mutex<HashMap<String, KeyStats>>,
     log: Mutex<VecDeque<RequestRecord>>,
+    /// Bulk `DeleteObjects` needs a key scoped to the whole bucket (as moto decides it).
+    bulk_delete_bucket_level: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -127,7 +129,19 @@ impl State {
             keys: RwLock::new(HashMap::new()),
             stats: Mutex::new(HashMap::new()),
             log: Mutex::new(VecDeque::new()),
+            bulk_delete_bucket_level: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// See [`crate::LocalS3::set_bulk_delete_bucket_level`].
+    pub fn set_bulk_delete_bucket_level(&self, on: bool) {
+        self.bulk_delete_bucket_level
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn bulk_delete_bucket_level(&self) -> bool {
+        self.bulk_delete_bucket_level
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn root_access_key(&self) -> &str {

@@ -12,6 +12,7 @@
 //! | `file://`, `memory://` | [`local::LocalAdapter`] |
 
 pub mod aws;
+pub mod http;
 pub mod local;
 
 use std::sync::Arc;

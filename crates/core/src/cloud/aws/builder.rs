@@ -1,15 +1,52 @@
 //! The S3 store builder: non-credential options to `AmazonS3Builder` settings, credentials
-//! from the options, a refresher, or none.
+//! from the options, a refresher, or none; the HTTP client shared between stores
+//! ([`crate::cloud::http::SharedHttpConnector`]); and [`S3Store`], which sends a single-object
+//! delete as one `DELETE` request and names `s3://bucket/path` in its errors.
 
+use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
+use std::time::Duration;
 
-use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
-use object_store::{ObjectStore, StaticCredentialProvider};
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
+use object_store::path::Path;
+use object_store::{
+    BackoffConfig, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RetryConfig,
+    StaticCredentialProvider,
+};
 
 use super::credential::RefreshingAwsCredentialProvider;
-use crate::error::{Error, Result};
+use crate::cloud::http::SharedHttpConnector;
+use crate::error::{Error, RequestFailure, Result};
 use crate::options::{is_credential_key, StorageOptions};
 use crate::refresh::CredentialRefresher;
+
+/// Most times `object_store` sends a request that failed with a 5xx answer, 429, or (for
+/// idempotent requests) a transport error, not counting the first attempt. A whole number;
+/// default 10.
+pub const MAX_RETRIES: &str = "max_retries";
+/// Longest time from a request's first attempt after which `object_store` stops retrying it.
+/// A duration in `humantime` format, as `object_store`'s `timeout` and `connect_timeout`
+/// (`500ms`, `30s`, `3m`); default 3 minutes.
+pub const RETRY_TIMEOUT: &str = "retry_timeout";
+/// First pause between retries (duration, `humantime` format); default 100 ms. The pause grows
+/// by a factor of 2 per retry (with jitter) up to [`RETRY_MAX_BACKOFF`].
+pub const RETRY_INIT_BACKOFF: &str = "retry_init_backoff";
+/// Longest pause between retries (duration, `humantime` format); default 15 s.
+pub const RETRY_MAX_BACKOFF: &str = "retry_max_backoff";
+
+/// The retry option keys this library reads (see [`MAX_RETRIES`], [`RETRY_TIMEOUT`],
+/// [`RETRY_INIT_BACKOFF`], [`RETRY_MAX_BACKOFF`]).
+pub const RETRY_KEYS: [&str; 4] = [
+    MAX_RETRIES,
+    RETRY_TIMEOUT,
+    RETRY_INIT_BACKOFF,
+    RETRY_MAX_BACKOFF,
+];
 
 /// Where an S3 store gets its credentials.
 pub enum AwsCredentials {
@@ -21,9 +58,56 @@ pub enum AwsCredentials {
     None,
 }
 
+/// `object_store`'s retry settings from the retry keys of `options` (the others keep
+/// `object_store`'s defaults).
+///
+/// # Errors
+/// [`Error::InvalidOption`] naming the key for a value that is not a whole number
+/// (`max_retries`) or a `humantime` duration (the others).
+pub fn retry_config(options: &StorageOptions) -> Result<RetryConfig> {
+    let mut retry = RetryConfig::default();
+    let duration = |key: &str| -> Result<Option<Duration>> {
+        options
+            .get(key)
+            .map(|v| {
+                humantime::parse_duration(v.trim()).map_err(|e| {
+                    Error::invalid_option(
+                        key,
+                        format!("'{v}' is not a duration such as 500ms, 30s or 3m: {e}"),
+                    )
+                })
+            })
+            .transpose()
+    };
+    if let Some(v) = options.get(MAX_RETRIES) {
+        retry.max_retries = v.trim().parse().map_err(|_| {
+            Error::invalid_option(MAX_RETRIES, format!("'{v}' is not a whole number"))
+        })?;
+    }
+    if let Some(d) = duration(RETRY_TIMEOUT)? {
+        retry.retry_timeout = d;
+    }
+    let mut backoff = BackoffConfig::default();
+    if let Some(d) = duration(RETRY_INIT_BACKOFF)? {
+        backoff.init_backoff = d;
+    }
+    if let Some(d) = duration(RETRY_MAX_BACKOFF)? {
+        backoff.max_backoff = d;
+    }
+    if backoff.max_backoff < backoff.init_backoff {
+        return Err(Error::invalid_option(
+            RETRY_MAX_BACKOFF,
+            "must not be shorter than retry_init_backoff",
+        ));
+    }
+    retry.backoff = backoff;
+    Ok(retry)
+}
+
 /// Builds an S3 store for `bucket` from the non-credential `options` (endpoint, region,
-/// allow-http, client options...) and `credentials`. Never falls back to environment or
-/// instance-metadata credentials.
+/// allow-http, client options such as `timeout` and `connect_timeout`, retry options such as
+/// [`MAX_RETRIES`]) and `credentials`. Never falls back to environment or instance-metadata
+/// credentials. The HTTP client is shared with every other store of equal client options.
 ///
 /// # Errors
 /// [`Error::InvalidOption`] for an option `object_store` does not know (only keys starting with
@@ -33,11 +117,14 @@ pub fn build_s3_store(
     options: &StorageOptions,
     credentials: AwsCredentials,
 ) -> Result<Arc<dyn ObjectStore>> {
-    let mut builder = AmazonS3Builder::new().with_bucket_name(bucket);
+    let mut builder = AmazonS3Builder::new()
+        .with_bucket_name(bucket)
+        .with_http_connector(SharedHttpConnector)
+        .with_retry(retry_config(options)?);
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();
     for key in keys {
-        if is_credential_key(key) {
+        if is_credential_key(key) || RETRY_KEYS.contains(&key.as_str()) {
             continue;
         }
         match key.parse::<AmazonS3ConfigKey>() {
@@ -58,10 +145,243 @@ pub fn build_s3_store(
         }
         AwsCredentials::None => builder.with_skip_signature(true),
     };
-    let store = builder
+    let bad = |e: object_store::Error| {
+        Error::invalid_option("s3", format!("cannot build the S3 store: {e}"))
+    };
+    let single = builder
+        .clone()
+        .with_disable_bulk_delete(true)
         .build()
-        .map_err(|e| Error::invalid_option("s3", format!("cannot build the S3 store: {e}")))?;
-    Ok(Arc::new(store))
+        .map_err(bad)?;
+    let bulk = builder.build().map_err(bad)?;
+    Ok(Arc::new(S3Store {
+        bucket: bucket.to_string(),
+        bulk,
+        single,
+    }))
+}
+
+/// An S3 store: `object_store`'s [`AmazonS3`] with two changes.
+///
+/// - A delete of one object is one `DELETE /key` request (an `AmazonS3` built with
+///   `aws_disable_bulk_delete`); only several keys go through the bulk `POST /?delete`
+///   (`DeleteObjects`, up to 1,000 keys per request). S3-compatible servers such as moto
+///   authorize a bulk delete at bucket level, so credentials scoped to a prefix can delete
+///   single objects only this way.
+/// - Every error of an HTTP request carries a [`RequestFailure`] naming the method,
+///   `s3://bucket/path`, the status and the endpoint's error code and message.
+#[derive(Debug)]
+pub struct S3Store {
+    bucket: String,
+    /// Bulk deletes and every other call.
+    bulk: AmazonS3,
+    /// The same store (same credentials, same HTTP client) for single-object deletes.
+    single: AmazonS3,
+}
+
+impl fmt::Display for S3Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "S3Store(s3://{})", self.bucket)
+    }
+}
+
+/// The S3 location of `path` in `bucket`, for messages.
+fn s3_location(bucket: &str, path: &str) -> String {
+    if path.is_empty() {
+        format!("s3://{bucket}/")
+    } else {
+        format!("s3://{bucket}/{path}")
+    }
+}
+
+/// Puts a [`RequestFailure`] naming `s3://bucket/path` into `e` (same variant, same path; the
+/// original source becomes the failure's source). Errors that are no HTTP request failure
+/// (credential provider errors, invalid paths) are returned unchanged.
+fn enrich(bucket: &str, path: &str, e: object_store::Error) -> object_store::Error {
+    use object_store::Error as E;
+    if RequestFailure::find(&e).is_some() {
+        return e;
+    }
+    let Some(failure) = RequestFailure::parse(&e) else {
+        return e;
+    };
+    let failure = failure.with_location(s3_location(bucket, path));
+    let wrap = |source: Box<dyn std::error::Error + Send + Sync>| {
+        Box::new(failure.with_source(source)) as Box<dyn std::error::Error + Send + Sync>
+    };
+    match e {
+        E::NotFound { path, source } => E::NotFound {
+            path,
+            source: wrap(source),
+        },
+        E::PermissionDenied { path, source } => E::PermissionDenied {
+            path,
+            source: wrap(source),
+        },
+        E::Unauthenticated { path, source } => E::Unauthenticated {
+            path,
+            source: wrap(source),
+        },
+        E::Precondition { path, source } => E::Precondition {
+            path,
+            source: wrap(source),
+        },
+        E::NotModified { path, source } => E::NotModified {
+            path,
+            source: wrap(source),
+        },
+        E::AlreadyExists { path, source } => E::AlreadyExists {
+            path,
+            source: wrap(source),
+        },
+        E::Generic { store, source } => E::Generic {
+            store,
+            source: wrap(source),
+        },
+        other => other,
+    }
+}
+
+impl S3Store {
+    fn enrich(&self, path: &Path, e: object_store::Error) -> object_store::Error {
+        enrich(&self.bucket, path.as_ref(), e)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for S3Store {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.bulk
+            .put_opts(location, payload, opts)
+            .await
+            .map_err(|e| self.enrich(location, e))
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.bulk
+            .put_multipart_opts(location, opts)
+            .await
+            .map_err(|e| self.enrich(location, e))
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.bulk
+            .get_opts(location, options)
+            .await
+            .map_err(|e| self.enrich(location, e))
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        self.bulk
+            .get_ranges(location, ranges)
+            .await
+            .map_err(|e| self.enrich(location, e))
+    }
+
+    /// Chunks of up to 1,000 keys: a chunk of one key is one `DELETE` request, larger chunks
+    /// one `DeleteObjects` request each (up to 10 chunks at a time).
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        let single = Arc::new(self.single.clone());
+        let bulk = Arc::new(self.bulk.clone());
+        let bucket: Arc<str> = Arc::from(self.bucket.as_str());
+        locations
+            .try_chunks(1_000)
+            .map(move |chunk| {
+                let (single, bulk, bucket) = (single.clone(), bulk.clone(), bucket.clone());
+                async move {
+                    let (paths, error) = match chunk {
+                        Ok(paths) => (paths, None),
+                        Err(stream::TryChunksError(paths, e)) => (paths, Some(e)),
+                    };
+                    let store: &AmazonS3 = if paths.len() == 1 { &single } else { &bulk };
+                    // Errors name the key of a single delete, the bucket of a bulk one (whose
+                    // per-key failures name their keys themselves).
+                    let at = match paths.as_slice() {
+                        [one] => one.to_string(),
+                        _ => String::new(),
+                    };
+                    let mut results: Vec<object_store::Result<Path>> = if paths.is_empty() {
+                        Vec::new()
+                    } else {
+                        store
+                            .delete_stream(stream::iter(paths.into_iter().map(Ok)).boxed())
+                            .map_err(|e| enrich(&bucket, &at, e))
+                            .collect()
+                            .await
+                    };
+                    results.extend(error.map(Err));
+                    stream::iter(results)
+                }
+            })
+            .buffered(10)
+            .flatten()
+            .boxed()
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let bucket = self.bucket.clone();
+        let at = prefix.map(|p| p.to_string()).unwrap_or_default();
+        self.bulk
+            .list(prefix)
+            .map_err(move |e| enrich(&bucket, &at, e))
+            .boxed()
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let bucket = self.bucket.clone();
+        let at = prefix.map(|p| p.to_string()).unwrap_or_default();
+        self.bulk
+            .list_with_offset(prefix, offset)
+            .map_err(move |e| enrich(&bucket, &at, e))
+            .boxed()
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.bulk.list_with_delimiter(prefix).await.map_err(|e| {
+            let at = prefix.map(|p| p.to_string()).unwrap_or_default();
+            enrich(&self.bucket, &at, e)
+        })
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        // The request goes to the destination (`PUT to` with `x-amz-copy-source: from`).
+        self.bulk
+            .copy_opts(from, to, options)
+            .await
+            .map_err(|e| self.enrich(to, e))
+    }
+
+    // `rename_opts`: the trait's default, a copy and then a delete through this store (so the
+    // delete is one `DELETE` request).
 }
 
 #[cfg(test)]
@@ -85,5 +405,30 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("aws_endpont"), "{e}");
+    }
+
+    #[test]
+    fn retry_options_reach_the_retry_config_and_bad_values_name_the_key() {
+        let r = retry_config(&opts(&[
+            (MAX_RETRIES, "2"),
+            (RETRY_TIMEOUT, "1500ms"),
+            (RETRY_INIT_BACKOFF, "10ms"),
+            (RETRY_MAX_BACKOFF, "1s"),
+        ]))
+        .unwrap();
+        assert_eq!(r.max_retries, 2);
+        assert_eq!(r.retry_timeout, Duration::from_millis(1500));
+        assert_eq!(r.backoff.init_backoff, Duration::from_millis(10));
+        assert_eq!(r.backoff.max_backoff, Duration::from_secs(1));
+        for (k, v) in [
+            (MAX_RETRIES, "-1"),
+            (MAX_RETRIES, "ten"),
+            (RETRY_TIMEOUT, "3"),
+            (RETRY_MAX_BACKOFF, "1ms"),
+        ] {
+            let e = retry_config(&opts(&[(k, v)])).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidOptions);
+            assert!(e.to_string().contains(k), "{e}");
+        }
     }
 }

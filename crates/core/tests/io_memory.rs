@@ -154,7 +154,10 @@ async fn get_ranges_returns_each_range_in_order() {
     }
     assert!(s.get_ranges("obj", &[]).await.unwrap().is_empty());
     assert_eq!(
-        kind(s.get_ranges("obj", &[0..10, 9..3]).await),
+        kind(
+            s.get_ranges("obj", &[0..10, std::ops::Range { start: 9, end: 3 }])
+                .await
+        ),
         ErrorKind::InvalidOptions
     );
 }

@@ -11,6 +11,7 @@ mod handles;
 mod logging;
 mod provider;
 mod runtime;
+mod streams;
 
 pub use provider::JavaStorageOptionsProvider;
 

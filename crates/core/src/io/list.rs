@@ -19,7 +19,51 @@ pub struct DelimitedListing {
     pub common_prefixes: Vec<String>,
 }
 
+/// A listing consumed page by page (for bindings that cannot hold a stream): see
+/// [`VendedStore::lister`].
+pub struct ObjectLister {
+    stream: BoxStream<'static, Result<ObjectInfo>>,
+    done: bool,
+}
+
+impl std::fmt::Debug for ObjectLister {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectLister")
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+impl ObjectLister {
+    /// The next entries, at most `max` (at least one is asked for); empty at the end of the
+    /// listing. Fetches further pages from the store as needed.
+    ///
+    /// # Errors
+    /// Permission/credential, provider and I/O errors of the page being fetched.
+    pub async fn next_page(&mut self, max: usize) -> Result<Vec<ObjectInfo>> {
+        let mut page = Vec::new();
+        while !self.done && page.len() < max.max(1) {
+            match self.stream.next().await {
+                Some(item) => page.push(item?),
+                None => self.done = true,
+            }
+        }
+        Ok(page)
+    }
+}
+
 impl VendedStore {
+    /// [`list_stream`](Self::list_stream) as an [`ObjectLister`].
+    ///
+    /// # Errors
+    /// As [`list_stream`](Self::list_stream).
+    pub fn lister(&self, prefix: Option<&str>) -> Result<ObjectLister> {
+        Ok(ObjectLister {
+            stream: self.list_stream(prefix)?,
+            done: false,
+        })
+    }
+
     fn list_prefix(&self, relative: Option<&str>) -> Result<Option<Path>> {
         match relative
             .map(|r| r.trim_matches('/'))

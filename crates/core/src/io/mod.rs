@@ -25,7 +25,7 @@ mod ops;
 mod read;
 mod write;
 
-pub use list::DelimitedListing;
+pub use list::{DelimitedListing, ObjectLister};
 pub use read::ObjectBody;
 pub use write::{ObjectWriter, WriteMode, WriteResult, WriterOptions};
 

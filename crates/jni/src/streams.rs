@@ -1,0 +1,700 @@
+//! The data plane of `dev.vended.storage.NativeBridge`: ranged reads into Java buffers, whole
+//! objects into one presized array, vectored ranges, a multipart writer handle, listing
+//! iterators, conditional puts, server-side copies and renames. Marshalling only: the
+//! behaviour is the core's `vended_storage::io` module.
+//!
+//! Java declarations (all `static native` in `dev.vended.storage.NativeBridge`; `store` is a
+//! handle from `open`; positions and sizes are bytes; `ifMatch`/`eTag` are ETags exactly as
+//! `head`/`list` return them, quotes included; `null` where allowed means "none"):
+//!
+//! ```java
+//! // Reads up to len bytes at position into buf[off, off+len): one ranged GET, one copy from
+//! // the network buffer into the array. Returns the bytes read (fewer than len only at the
+//! // end of the object), -1 when position is at or past the end (len > 0), 0 when len == 0.
+//! // With ifMatch, a changed object throws PreconditionFailedException.
+//! static native int readRange(long store, String path, long position, String ifMatch,
+//!                             byte[] buf, int off, int len);
+//! // The same into a *direct* ByteBuffer, at absolute indices [off, off+len) (position and
+//! // limit of the buffer are neither read nor changed). No intermediate Java array.
+//! static native int readRangeDirect(long store, String path, long position, String ifMatch,
+//!                                   java.nio.ByteBuffer buf, int off, int len);
+//! // A whole object in one array allocated at the size the answer announces, filled chunk by
+//! // chunk (one copy). Objects above Integer.MAX_VALUE - 8 bytes: IllegalArgumentException.
+//! static native byte[] getAll(long store, String path);
+//! // A whole object into buf[off, off+len); returns its size. An object larger than len
+//! // throws InvalidOptionsException (nothing copied).
+//! static native long getInto(long store, String path, byte[] buf, int off, int len);
+//! static native long getIntoDirect(long store, String path, java.nio.ByteBuffer buf,
+//!                                  int off, int len);
+//! // Several ranges [starts[i], ends[i]) of one object, one array each, in order; close
+//! // ranges are fetched with one request.
+//! static native byte[][] getRanges(long store, String path, long[] starts, long[] ends);
+//!
+//! // A writer: one PUT when the data fits in one part, else a multipart upload whose parts
+//! // upload while the caller writes. partSize <= 0: 5 MiB (S3 refuses less than 5 MiB:
+//! // InvalidOptionsException naming part_size); maxConcurrency <= 0: 8. Memory held:
+//! // at most partSize * (maxConcurrency + 1). mode: 0 overwrite, 1 create only
+//! // (ObjectAlreadyExistsException at close), 2 if the object's ETag is eTag
+//! // (PreconditionFailedException at close); 1 and 2 are atomic only for data up to one
+//! // part (else checked with a HEAD before completing). Nothing is visible before writerClose.
+//! static native long writerOpen(long store, String path, long partSize, int maxConcurrency,
+//!                               int mode, String eTag);
+//! // Appends b[off, off+len) (one copy). Blocks while maxConcurrency parts are uploading.
+//! static native void writerWrite(long writer, byte[] b, int off, int len);
+//! // Appends bytes [off, off+len) of a direct ByteBuffer (absolute indices).
+//! static native void writerWriteDirect(long writer, java.nio.ByteBuffer b, int off, int len);
+//! // Completes the object (visible from now on) and releases the handle, also when it fails
+//! // (the upload is then aborted). Returns {eTag, version}, either may be null.
+//! static native String[] writerClose(long writer);
+//! // Aborts (a multipart upload is aborted, no parts left) and releases the handle. A no-op
+//! // on a closed or unknown handle, so a Cleaner may call it.
+//! static native void writerAbort(long writer);
+//!
+//! // A listing of every object under prefix (null: the whole store), fetched page by page as
+//! // listNext is called. listNext returns up to maxEntries (<= 0: 1000) entries flattened as
+//! // 5 strings each {path, size, lastModifiedMillis, eTag, version} (eTag/version may be
+//! // null), like list; an empty array at the end. listClose is a no-op when closed.
+//! static native long listOpen(long store, String prefix);
+//! static native String[] listNext(long lister, int maxEntries);
+//! static native void listClose(long lister);
+//! // One level under prefix with the "/" delimiter: {objects (5 strings each, as listNext),
+//! // commonPrefixes (relative paths without a trailing "/")}.
+//! static native String[][] listWithDelimiter(long store, String prefix);
+//!
+//! // One PUT of data[off, off+len) under mode (0 overwrite, 1 create only, 2 if-match eTag);
+//! // atomic at the store. Returns {eTag, version}.
+//! static native String[] putIf(long store, String path, byte[] data, int off, int len,
+//!                              int mode, String eTag);
+//! // Server-side copy / move (S3 has no rename: copy then delete). ifNotExists on S3 needs the
+//! // store opened with aws_copy_if_not_exists=multipart (else InvalidOptionsException).
+//! static native void copyObject(long store, String from, String to, boolean ifNotExists);
+//! static native void renameObject(long store, String from, String to, boolean ifNotExists);
+//! ```
+//!
+//! Every entry point validates its arguments (null paths and arrays, negative positions,
+//! `off`/`len` outside the array or buffer, a heap `ByteBuffer` where a direct one is needed:
+//! `IllegalArgumentException`; closed or unknown handles: `IllegalStateException`) and never
+//! panics across the boundary. A writer or lister keeps its store's connection and credentials
+//! alive until it is closed, even if the store handle is closed first. Handles are not
+//! thread-confined; concurrent calls on one writer or lister run one at a time.
+
+use std::sync::Arc;
+
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{Env, EnvUnowned};
+use once_cell::sync::Lazy;
+use tokio::sync::Mutex;
+
+use vended_storage::io::{ObjectLister, ObjectWriter, WriteMode, WriteResult, WriterOptions};
+
+use crate::errors::{BridgeError, ThrowJava};
+use crate::handles::HandleTable;
+use crate::{
+    block_on, info_strings, optional_string, store, string_arg, string_array, BridgeResult,
+};
+
+/// Open writers.
+static WRITERS: Lazy<HandleTable<Mutex<ObjectWriter>>> = Lazy::new(HandleTable::default);
+/// Open listings.
+static LISTERS: Lazy<HandleTable<Mutex<ObjectLister>>> = Lazy::new(HandleTable::default);
+
+/// Largest Java array (HotSpot refuses `Integer.MAX_VALUE - 2` and above on some heaps).
+const MAX_JAVA_ARRAY: u64 = i32::MAX as u64 - 8;
+/// Entries per `listNext` when the caller gives none.
+const DEFAULT_PAGE: usize = 1000;
+
+fn as_jbytes(b: &[u8]) -> &[i8] {
+    // SAFETY: u8 and i8 have the same size and alignment; every bit pattern is valid for both.
+    unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len()) }
+}
+
+fn as_jbytes_mut(b: &mut [u8]) -> &mut [i8] {
+    // SAFETY: as in `as_jbytes`; the borrow is exclusive.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast(), b.len()) }
+}
+
+/// Checks `[off, off + len)` lies within `capacity` elements; returns them as `usize`.
+fn region(off: jint, len: jint, capacity: usize, what: &str) -> BridgeResult<(usize, usize)> {
+    if off < 0 || len < 0 || off as u64 + len as u64 > capacity as u64 {
+        return Err(BridgeError::Argument(format!(
+            "off {off} and len {len} are outside the {what} of {capacity} bytes"
+        )));
+    }
+    Ok((off as usize, len as usize))
+}
+
+fn array_region(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+    off: jint,
+    len: jint,
+) -> BridgeResult<(usize, usize)> {
+    if array.is_null() {
+        return Err(BridgeError::Argument("the array must not be null".into()));
+    }
+    region(off, len, array.len(env)?, "array")
+}
+
+/// The memory of `buf[off, off + len)`, which must be a direct buffer.
+///
+/// # Safety
+/// The slice aliases Java memory: it must not outlive the native call that received `buf`
+/// (the local reference keeps the buffer alive), and the Java caller must not use the buffer
+/// concurrently (documented on the Java side).
+// The slice is Java memory reached through the buffer reference, not borrowed from it.
+#[allow(clippy::mut_from_ref)]
+unsafe fn direct_region<'a>(
+    env: &Env<'_>,
+    buf: &'a JByteBuffer<'_>,
+    off: jint,
+    len: jint,
+) -> BridgeResult<&'a mut [u8]> {
+    if buf.is_null() {
+        return Err(BridgeError::Argument("the buffer must not be null".into()));
+    }
+    let not_direct = || BridgeError::Argument("the ByteBuffer must be a direct buffer".into());
+    let address = env
+        .get_direct_buffer_address(buf)
+        .map_err(|_| not_direct())?;
+    let capacity = env
+        .get_direct_buffer_capacity(buf)
+        .map_err(|_| not_direct())?;
+    if address.is_null() {
+        return Err(not_direct());
+    }
+    let (off, len) = region(off, len, capacity, "buffer")?;
+    // SAFETY: [off, off + len) lies within the buffer's capacity (checked above); see the
+    // function's contract for lifetime and aliasing.
+    Ok(unsafe { std::slice::from_raw_parts_mut(address.add(off), len) })
+}
+
+fn position(p: jlong) -> BridgeResult<u64> {
+    u64::try_from(p).map_err(|_| BridgeError::Argument(format!("position {p} must be >= 0")))
+}
+
+fn write_mode(env: &Env<'_>, mode: jint, e_tag: &JString<'_>) -> BridgeResult<WriteMode> {
+    match mode {
+        0 => Ok(WriteMode::Overwrite),
+        1 => Ok(WriteMode::Create),
+        2 => Ok(WriteMode::IfMatch(string_arg(env, e_tag, "eTag")?)),
+        m => Err(BridgeError::Argument(format!(
+            "mode {m} is not 0 (overwrite), 1 (create) or 2 (if-match)"
+        ))),
+    }
+}
+
+fn writer(handle: jlong) -> BridgeResult<Arc<Mutex<ObjectWriter>>> {
+    WRITERS
+        .get(handle)
+        .ok_or(BridgeError::Closed("object writer"))
+}
+
+fn write_result<'l>(env: &mut Env<'l>, r: &WriteResult) -> BridgeResult<JObject<'l>> {
+    string_array(env, [r.e_tag.clone(), r.version.clone()].into_iter())
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRange<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    pos: jlong,
+    if_match: JString<'l>,
+    buf: JByteArray<'l>,
+    off: jint,
+    len: jint,
+) -> jint {
+    env.with_env(|env| -> BridgeResult<jint> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let start = position(pos)?;
+        let if_match = optional_string(env, &if_match)?;
+        let (off, len) = array_region(env, &buf, off, len)?;
+        if len == 0 {
+            return Ok(0);
+        }
+        block_on(async {
+            let mut body = store
+                .read_range(&path, start..start + len as u64, if_match.as_deref())
+                .await?;
+            if body.is_empty() {
+                return Ok(-1);
+            }
+            let mut filled = 0usize;
+            while let Some(chunk) = body.next_chunk().await? {
+                let n = chunk.len().min(len - filled);
+                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk[..n]))?;
+                filled += n;
+                if filled == len {
+                    break;
+                }
+            }
+            Ok(filled as jint)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRangeDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    pos: jlong,
+    if_match: JString<'l>,
+    buf: JByteBuffer<'l>,
+    off: jint,
+    len: jint,
+) -> jint {
+    env.with_env(|env| -> BridgeResult<jint> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let start = position(pos)?;
+        let if_match = optional_string(env, &if_match)?;
+        // SAFETY: used only within this call; see `direct_region`.
+        let target = unsafe { direct_region(env, &buf, off, len)? };
+        if target.is_empty() {
+            return Ok(0);
+        }
+        let end = start + target.len() as u64;
+        block_on(async {
+            let mut body = store
+                .read_range(&path, start..end, if_match.as_deref())
+                .await?;
+            if body.is_empty() {
+                return Ok(-1);
+            }
+            Ok(body.read_into(target).await? as jint)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+) -> JByteArray<'l> {
+    env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        block_on(async {
+            let mut body = store.get_body(&path).await?;
+            if body.len() > MAX_JAVA_ARRAY {
+                return Err(BridgeError::Argument(format!(
+                    "the object of {} bytes does not fit in a Java array; read it in ranges",
+                    body.len()
+                )));
+            }
+            let array = env.new_byte_array(body.len() as usize)?;
+            let mut filled = 0usize;
+            while let Some(chunk) = body.next_chunk().await? {
+                array.set_region(env, filled as jint, as_jbytes(&chunk))?;
+                filled += chunk.len();
+            }
+            Ok(array)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+fn too_small(size: u64, len: usize) -> BridgeError {
+    BridgeError::Storage(vended_storage::Error::invalid_option(
+        "buffer",
+        format!("the object of {size} bytes does not fit in a buffer of {len} bytes"),
+    ))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getInto<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    buf: JByteArray<'l>,
+    off: jint,
+    len: jint,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let (off, len) = array_region(env, &buf, off, len)?;
+        block_on(async {
+            let mut body = store.get_body(&path).await?;
+            let size = body.len();
+            if size > len as u64 {
+                return Err(too_small(size, len));
+            }
+            let mut filled = 0usize;
+            while let Some(chunk) = body.next_chunk().await? {
+                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk))?;
+                filled += chunk.len();
+            }
+            Ok(size as jlong)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getIntoDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    buf: JByteBuffer<'l>,
+    off: jint,
+    len: jint,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        // SAFETY: used only within this call; see `direct_region`.
+        let target = unsafe { direct_region(env, &buf, off, len)? };
+        let size = block_on(store.get_into(&path, target))??;
+        Ok(size as jlong)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    starts: JLongArray<'l>,
+    ends: JLongArray<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        if starts.is_null() || ends.is_null() {
+            return Err(BridgeError::Argument(
+                "starts and ends must not be null".into(),
+            ));
+        }
+        let n = starts.len(env)?;
+        if ends.len(env)? != n {
+            return Err(BridgeError::Argument(
+                "starts and ends differ in length".into(),
+            ));
+        }
+        let mut s = vec![0i64; n];
+        let mut e = vec![0i64; n];
+        starts.get_region(env, 0, &mut s)?;
+        ends.get_region(env, 0, &mut e)?;
+        let mut ranges = Vec::with_capacity(n);
+        for (a, b) in s.into_iter().zip(e) {
+            if a < 0 || b <= a {
+                return Err(BridgeError::Argument(format!(
+                    "invalid range [{a}, {b}): start must be >= 0 and end > start"
+                )));
+            }
+            if (b - a) as u64 > MAX_JAVA_ARRAY {
+                return Err(BridgeError::Argument(format!(
+                    "range [{a}, {b}) does not fit in a Java array"
+                )));
+            }
+            ranges.push(a as u64..b as u64);
+        }
+        let parts = block_on(store.get_ranges(&path, &ranges))??;
+        let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
+        for (i, part) in parts.iter().enumerate() {
+            env.with_local_frame(2, |env| -> BridgeResult<()> {
+                let array = env.byte_array_from_slice(part)?;
+                result.set_element(env, i, &array)?;
+                Ok(())
+            })?;
+        }
+        Ok(result.into())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerOpen<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    part_size: jlong,
+    max_concurrency: jint,
+    mode: jint,
+    e_tag: JString<'l>,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let defaults = WriterOptions::default();
+        let options = WriterOptions {
+            part_size: if part_size > 0 {
+                usize::try_from(part_size).unwrap_or(usize::MAX)
+            } else {
+                defaults.part_size
+            },
+            max_concurrency: if max_concurrency > 0 {
+                max_concurrency as usize
+            } else {
+                defaults.max_concurrency
+            },
+            mode: write_mode(env, mode, &e_tag)?,
+        };
+        // Inside the runtime, so that a writer dropped unfinished aborts there.
+        let _guard = crate::runtime::runtime()?.enter();
+        let w = store.writer(&path, options)?;
+        Ok(WRITERS.insert(Arc::new(Mutex::new(w))))
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerWrite<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    b: JByteArray<'l>,
+    off: jint,
+    len: jint,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let w = writer(handle)?;
+        let (off, len) = array_region(env, &b, off, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // One copy: from the Java array into an owned buffer the part keeps.
+        let mut data = vec![0u8; len];
+        b.get_region(env, off as jint, as_jbytes_mut(&mut data))?;
+        block_on(async { w.lock().await.put(data.into()).await })??;
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerWriteDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    b: JByteBuffer<'l>,
+    off: jint,
+    len: jint,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let w = writer(handle)?;
+        // SAFETY: used only within this call; see `direct_region`.
+        let source = unsafe { direct_region(env, &b, off, len)? };
+        if source.is_empty() {
+            return Ok(());
+        }
+        let source: &[u8] = source;
+        block_on(async { w.lock().await.write(source).await })??;
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerClose<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let w = WRITERS
+            .remove(handle)
+            .ok_or(BridgeError::Closed("object writer"))?;
+        let result = block_on(async { w.lock().await.finish().await })??;
+        write_result(env, &result)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerAbort<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> BridgeResult<()> {
+        if let Some(w) = WRITERS.remove(handle) {
+            block_on(async { w.lock().await.abort().await })??;
+        }
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_listOpen<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    prefix: JString<'l>,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let prefix = optional_string(env, &prefix)?;
+        let lister = store.lister(prefix.as_deref())?;
+        Ok(LISTERS.insert(Arc::new(Mutex::new(lister))))
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_listNext<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    max_entries: jint,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let lister = LISTERS.get(handle).ok_or(BridgeError::Closed("listing"))?;
+        let max = if max_entries > 0 {
+            max_entries as usize
+        } else {
+            DEFAULT_PAGE
+        };
+        let infos = block_on(async { lister.lock().await.next_page(max).await })??;
+        let flat: Vec<Option<String>> = infos.iter().flat_map(info_strings).collect();
+        string_array(env, flat.into_iter())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_listClose<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> BridgeResult<()> {
+        LISTERS.remove(handle);
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_listWithDelimiter<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    prefix: JString<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let prefix = optional_string(env, &prefix)?;
+        let level = block_on(store.list_with_delimiter(prefix.as_deref()))??;
+        let flat: Vec<Option<String>> = level.objects.iter().flat_map(info_strings).collect();
+        let result =
+            JObjectArray::<JObjectArray<JString>>::new(env, 2, JObjectArray::<JString>::null())?;
+        let parts = [flat, level.common_prefixes.into_iter().map(Some).collect()];
+        for (i, part) in parts.into_iter().enumerate() {
+            env.with_local_frame(2, |env| -> BridgeResult<()> {
+                let array = string_array(env, part.into_iter())?;
+                let array = env.cast_local::<JObjectArray<JString>>(array)?;
+                result.set_element(env, i, &array)?;
+                Ok(())
+            })?;
+        }
+        Ok(result.into())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_putIf<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    data: JByteArray<'l>,
+    off: jint,
+    len: jint,
+    mode: jint,
+    e_tag: JString<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let (off, len) = array_region(env, &data, off, len)?;
+        let mode = write_mode(env, mode, &e_tag)?;
+        let mut bytes = vec![0u8; len];
+        data.get_region(env, off as jint, as_jbytes_mut(&mut bytes))?;
+        let result = block_on(store.put_opts(&path, bytes.into(), mode))??;
+        write_result(env, &result)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_copyObject<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    from: JString<'l>,
+    to: JString<'l>,
+    if_not_exists: jboolean,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let store = store(handle)?;
+        let from = string_arg(env, &from, "from")?;
+        let to = string_arg(env, &to, "to")?;
+        if if_not_exists {
+            block_on(store.copy_if_not_exists(&from, &to))??;
+        } else {
+            block_on(store.copy(&from, &to))??;
+        }
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_renameObject<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    from: JString<'l>,
+    to: JString<'l>,
+    if_not_exists: jboolean,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let store = store(handle)?;
+        let from = string_arg(env, &from, "from")?;
+        let to = string_arg(env, &to, "to")?;
+        if if_not_exists {
+            block_on(store.rename_if_not_exists(&from, &to))??;
+        } else {
+            block_on(store.rename(&from, &to))??;
+        }
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_outside_the_capacity_are_refused() {
+        assert_eq!(region(0, 10, 10, "array").ok(), Some((0, 10)));
+        assert_eq!(region(10, 0, 10, "array").ok(), Some((10, 0)));
+        for (off, len) in [(-1, 1), (0, -1), (5, 6), (i32::MAX, i32::MAX), (11, 0)] {
+            assert!(region(off, len, 10, "array").is_err(), "{off} {len}");
+        }
+        assert!(position(-1).is_err());
+        assert_eq!(position(i64::MAX).ok(), Some(i64::MAX as u64));
+    }
+}

@@ -1,0 +1,164 @@
+//! GCS credentials: storage options to [`GcpCredential`] (an OAuth2 bearer token), and the
+//! `object_store` credential providers (refreshing, and static with a redacted `Debug`).
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use object_store::gcp::GcpCredential;
+use object_store::CredentialProvider;
+
+use super::keys::{GOOGLE_BEARER_TOKEN, GOOGLE_STORAGE_TOKEN};
+use crate::cloud::azure::check_bearer_token;
+use crate::error::{Error, Result};
+use crate::options::StorageOptions;
+use crate::refresh::{CredentialMapper, CredentialRefresher};
+
+/// Builds a [`GcpCredential`] from `google_storage_token` (Lance) or `google_bearer_token`
+/// (`object_store`, Iceberg); both may be given only with the same value.
+///
+/// # Errors
+/// [`Error::InvalidOption`] naming the key (never the token) when neither is set, they differ,
+/// or the token cannot go into an HTTP header (spaces, control or non-ASCII characters).
+pub fn gcp_credential_from_options(options: &StorageOptions) -> Result<GcpCredential> {
+    let get = |k: &str| options.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let (key, token) = match (get(GOOGLE_STORAGE_TOKEN), get(GOOGLE_BEARER_TOKEN)) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(Error::invalid_option(
+                GOOGLE_STORAGE_TOKEN,
+                format!(
+                "{GOOGLE_STORAGE_TOKEN} and {GOOGLE_BEARER_TOKEN} name different tokens; give one"
+            ),
+            ))
+        }
+        (Some(a), _) => (GOOGLE_STORAGE_TOKEN, a),
+        (None, Some(b)) => (GOOGLE_BEARER_TOKEN, b),
+        (None, None) => {
+            return Err(Error::invalid_option(
+                GOOGLE_STORAGE_TOKEN,
+                format!("no GCS token: give {GOOGLE_STORAGE_TOKEN} or {GOOGLE_BEARER_TOKEN}"),
+            ))
+        }
+    };
+    Ok(GcpCredential {
+        bearer: check_bearer_token(key, token)?.to_string(),
+    })
+}
+
+/// The [`CredentialMapper`] for GCS: a provider's (merged) answer must pass the same checks as
+/// the options a store is opened with ([`super::validate_options`]), then yields its token.
+pub fn gcp_mapper() -> CredentialMapper<GcpCredential> {
+    Arc::new(|options: &StorageOptions| {
+        super::builder::validate_options(options)?;
+        gcp_credential_from_options(options)
+    })
+}
+
+/// An `object_store` credential provider backed by a [`CredentialRefresher`].
+#[derive(Debug, Clone)]
+pub struct RefreshingGcpCredentialProvider {
+    refresher: CredentialRefresher<GcpCredential>,
+}
+
+impl RefreshingGcpCredentialProvider {
+    /// Wraps `refresher`.
+    pub fn new(refresher: CredentialRefresher<GcpCredential>) -> Self {
+        Self { refresher }
+    }
+}
+
+#[async_trait]
+impl CredentialProvider for RefreshingGcpCredentialProvider {
+    type Credential = GcpCredential;
+
+    async fn get_credential(&self) -> object_store::Result<Arc<GcpCredential>> {
+        if let Some((c, _)) = self.refresher.try_fresh() {
+            return Ok(c);
+        }
+        Box::pin(self.refresher.get_credential())
+            .await
+            .map(|(c, _)| c)
+            .map_err(Error::into_object_store)
+    }
+}
+
+/// A fixed token whose `Debug` does not show it (`object_store`'s `StaticCredentialProvider`
+/// would).
+pub struct StaticGcpCredentialProvider(Arc<GcpCredential>);
+
+impl StaticGcpCredentialProvider {
+    /// Serves `credential` for ever.
+    pub fn new(credential: GcpCredential) -> Self {
+        Self(Arc::new(credential))
+    }
+}
+
+impl fmt::Debug for StaticGcpCredentialProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StaticGcpCredentialProvider(***)")
+    }
+}
+
+#[async_trait]
+impl CredentialProvider for StaticGcpCredentialProvider {
+    type Credential = GcpCredential;
+
+    async fn get_credential(&self) -> object_store::Result<Arc<GcpCredential>> {
+        Ok(self.0.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(pairs: &[(&str, &str)]) -> StorageOptions {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn both_token_keys_are_accepted() {
+        let c = gcp_credential_from_options(&opts(&[(GOOGLE_STORAGE_TOKEN, "ya29.a")])).unwrap();
+        assert_eq!(c.bearer, "ya29.a");
+        let c = gcp_credential_from_options(&opts(&[(GOOGLE_BEARER_TOKEN, " ya29.b ")])).unwrap();
+        assert_eq!(c.bearer, "ya29.b");
+        let c = gcp_credential_from_options(&opts(&[
+            (GOOGLE_BEARER_TOKEN, "ya29.c"),
+            (GOOGLE_STORAGE_TOKEN, "ya29.c"),
+        ]))
+        .unwrap();
+        assert_eq!(c.bearer, "ya29.c");
+    }
+
+    #[test]
+    fn bad_tokens_are_clear_errors_without_the_secret() {
+        for (o, key) in [
+            (opts(&[]), GOOGLE_STORAGE_TOKEN),
+            (
+                opts(&[(GOOGLE_STORAGE_TOKEN, "SECRET\0x")]),
+                GOOGLE_STORAGE_TOKEN,
+            ),
+            (
+                opts(&[(GOOGLE_BEARER_TOKEN, "SECRET x")]),
+                GOOGLE_BEARER_TOKEN,
+            ),
+            (
+                opts(&[
+                    (GOOGLE_BEARER_TOKEN, "SECRETa"),
+                    (GOOGLE_STORAGE_TOKEN, "SECRETb"),
+                ]),
+                GOOGLE_STORAGE_TOKEN,
+            ),
+        ] {
+            let e = gcp_credential_from_options(&o).unwrap_err().to_string();
+            assert!(e.contains(key) && !e.contains("SECRET"), "{e}");
+        }
+        let s = StaticGcpCredentialProvider::new(GcpCredential {
+            bearer: "SECRET".into(),
+        });
+        assert!(!format!("{s:?}").contains("SECRET"));
+    }
+}

@@ -72,11 +72,19 @@ impl StorageOptionsProvider for Flaky {
     }
 }
 
+/// Installs the capturing logger at trace level once per test binary.
+fn capture_logs() {
+    static LOGGER: Capture = Capture;
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        log::set_logger(&LOGGER).unwrap();
+        log::set_max_level(log::LevelFilter::Trace);
+    });
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_in_logs_errors_or_debug() {
-    static LOGGER: Capture = Capture;
-    log::set_logger(&LOGGER).unwrap();
-    log::set_max_level(log::LevelFilter::Trace);
+    capture_logs();
     let s3 = endpoint().await;
     let provider = Arc::new(Flaky {
         inner: EndpointProvider::new(s3.clone(), Duration::from_secs(2)),
@@ -132,5 +140,100 @@ async fn no_secret_in_logs_errors_or_debug() {
         for secret in &secrets {
             assert!(!text.contains(secret.as_str()), "secret leaked in: {text}");
         }
+    }
+}
+
+/// Answers every call with the same options.
+#[derive(Debug)]
+struct Answers(String, StorageOptions);
+
+#[async_trait]
+impl StorageOptionsProvider for Answers {
+    async fn fetch_storage_options(&self) -> vended_storage::Result<Option<StorageOptions>> {
+        Ok(Some(self.1.clone()))
+    }
+    fn provider_id(&self) -> String {
+        self.0.clone()
+    }
+}
+
+/// The C19/C20 adversarial inputs, given at open and vended by a provider, with every log
+/// record captured at trace level: no record, error or `Debug` contains the secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c19_c20_adversarial_inputs_leak_no_secret_to_logs() {
+    capture_logs();
+    const SECRET: &str = "SECRET-adversarial-hunter2";
+    let reg = registry();
+    let good = |extra: &[(&str, String)]| -> StorageOptions {
+        let mut o: StorageOptions = [
+            ("aws_endpoint", "http://127.0.0.1:9".to_string()),
+            ("aws_allow_http", "true".into()),
+            ("aws_access_key_id", "AKIDADV".into()),
+            ("aws_secret_access_key", SECRET.into()),
+            ("aws_session_token", SECRET.into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        for (k, v) in extra {
+            o.insert(k.to_string(), v.clone());
+        }
+        o
+    };
+    let inputs: Vec<Vec<(&str, String)>> = vec![
+        vec![("aws_session_tokn", SECRET.into())],
+        vec![("aws_secret_access_keyy", SECRET.into())],
+        vec![("AWS_SECRET_ACCESS_KEY", SECRET.into())],
+        vec![("aws_session_token", format!("{SECRET}\nX-Injected: 1"))],
+        vec![("aws_session_token", format!("{SECRET}\0x"))],
+        vec![("aws_endpoint", format!("http://AKID:{SECRET}@127.0.0.1:9"))],
+        vec![(
+            "aws_endpoint",
+            format!("http://127.0.0.1:9/?X-Amz-Security-Token={SECRET}"),
+        )],
+        vec![("aws_endpoint", "http://127.0.0.1:notaport".into())],
+        // Values of keys on the non-secret allow-list are quoted in errors by design.
+        vec![("aws_region", "us east 1".into())],
+        vec![("aws_allow_http", "maybe".into())],
+        vec![("expires_at_millis", "1767225600".into())],
+    ];
+    let mut texts = Vec::new();
+    for (i, extra) in inputs.iter().enumerate() {
+        let o = good(extra);
+        let e = reg
+            .open(
+                &format!("s3://{BUCKET}/adv"),
+                o.clone(),
+                None,
+                RefreshConfig::default(),
+            )
+            .expect_err(&format!("input {i}"));
+        texts.push(format!("{e} {e:?}"));
+        let p = Arc::new(Answers(format!("adv-{i}"), o));
+        let store = reg
+            .open(
+                &format!("s3://{BUCKET}/adv"),
+                [
+                    ("aws_endpoint", "http://127.0.0.1:9"),
+                    ("aws_allow_http", "true"),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+                Some(p),
+                RefreshConfig::default(),
+            )
+            .unwrap();
+        let e = store.get("k").await.unwrap_err();
+        texts.push(format!("{e} {e:?} {store:?}"));
+    }
+    let records = RECORDS.lock().unwrap().clone();
+    assert!(
+        records.iter().any(|r| r.contains("adv-")),
+        "failed refreshes were logged: {records:?}"
+    );
+    texts.extend(records);
+    for text in &texts {
+        assert!(!text.contains(SECRET), "secret leaked in: {text}");
     }
 }

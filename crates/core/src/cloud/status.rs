@@ -1,20 +1,20 @@
-//! The HTTP status of a failed cloud request, as `object_store` reports it, for the adapters'
-//! auth-failure rules.
+//! The HTTP status and error code of a failed cloud request, for the adapters' auth-failure
+//! rules: one reading of `object_store`'s errors ([`RequestFailure`]) shared by every cloud.
 //!
 //! `object_store` 0.14 keeps the status in its crate-private `RetryError`; what it exposes is
 //! the error variant (`Unauthenticated` for 401, `PermissionDenied` for 403 on most requests,
 //! `Generic` on lists and bulk calls) and the text `Server returned non-2xx status code: <status>:
 //! <body>` in the error chain (see `object_store::client::retry::RequestError::Status`).
 
-/// The text `object_store` puts before the status code of a non-2xx answer.
-const STATUS_MARKER: &str = "non-2xx status code: ";
-
-/// The HTTP status of the endpoint's answer that `error` reports, and the text after it (the
-/// answer's body, empty for a HEAD request), or `None` when `error` is not an endpoint's
-/// non-2xx answer. An error that passed through this library's own credential refresher (a
-/// [`crate::Error`] anywhere in its chain) is never an endpoint's answer, whatever its text
+/// Runs `f` on the endpoint's failed answer that `error` reports (see [`RequestFailure`]:
+/// the one reading of `object_store`'s request errors), or returns `None` when `error` is not
+/// an endpoint's answer. An error that passed through this library's own credential refresher
+/// (a [`crate::Error`] anywhere in its chain) is never an endpoint's answer, whatever its text
 /// says: a catalog's "403" must not count as the storage endpoint rejecting a credential.
-pub fn endpoint_status(error: &object_store::Error) -> Option<(u16, String)> {
+pub fn with_request_failure<T>(
+    error: &object_store::Error,
+    f: impl FnOnce(&RequestFailure) -> T,
+) -> Option<T> {
     let mut source = std::error::Error::source(error);
     while let Some(s) = source {
         if s.downcast_ref::<crate::Error>().is_some() {
@@ -22,13 +22,20 @@ pub fn endpoint_status(error: &object_store::Error) -> Option<(u16, String)> {
         }
         source = s.source();
     }
-    let text = error.to_string();
-    let at = text.find(STATUS_MARKER)? + STATUS_MARKER.len();
-    let rest = &text[at..];
-    let code: u16 = rest.get(..3)?.parse().ok()?;
-    let body = rest.get(3..).unwrap_or("").to_string();
-    Some((code, body))
+    if let Some(found) = RequestFailure::find(error) {
+        return Some(f(found));
+    }
+    RequestFailure::parse(error).map(|parsed| f(&parsed))
 }
+
+/// The HTTP status of the endpoint's answer that `error` reports and the error code the answer
+/// carried (`None` for answers without an error document, such as every answer to `HEAD`), or
+/// `None` when no answer came.
+pub fn endpoint_status(error: &object_store::Error) -> Option<(u16, Option<String>)> {
+    with_request_failure(error, |f| f.status.map(|s| (s, f.code.clone()))).flatten()
+}
+
+use crate::error::RequestFailure;
 
 #[cfg(test)]
 mod tests {
@@ -51,9 +58,9 @@ mod tests {
                 "Error performing GET REDACTED in 1ms - Server returned non-2xx status code: 403 Forbidden: <Code>AuthorizationFailure</Code>",
             )),
         };
-        let (code, body) = endpoint_status(&e).unwrap();
-        assert_eq!(code, 403);
-        assert!(body.contains("AuthorizationFailure"), "{body}");
+        let (status, code) = endpoint_status(&e).unwrap();
+        assert_eq!(status, 403);
+        assert_eq!(code.as_deref(), Some("AuthorizationFailure"));
         let e = object_store::Error::Generic {
             store: "x",
             source: Box::new(Answer("connection refused")),

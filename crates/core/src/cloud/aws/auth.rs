@@ -1,6 +1,7 @@
 //! Which S3 answers mean "the endpoint rejected the credential". The one place that decides it.
 
-use crate::error::{Error, RequestFailure};
+use crate::cloud::status::with_request_failure;
+use crate::error::RequestFailure;
 
 /// Error codes with which S3 and S3-compatible endpoints reject a credential (as opposed to
 /// refusing an authorised identity access, `AccessDenied`). Sources: the S3 error code list
@@ -28,23 +29,7 @@ const AUTH_FAILURE_CODES: [&str; 6] = [
 /// A credential provider's own failure (which `object_store` carries as a `Generic` error) is
 /// never an auth failure: refetching would not help.
 pub fn is_auth_failure(e: &object_store::Error) -> bool {
-    let parsed;
-    let failure = match RequestFailure::find(e) {
-        Some(f) => f,
-        None => {
-            if has_provider_error(e) {
-                return false;
-            }
-            match RequestFailure::parse(e) {
-                Some(f) => {
-                    parsed = f;
-                    &parsed
-                }
-                None => return false,
-            }
-        }
-    };
-    is_rejection(failure)
+    with_request_failure(e, is_rejection).unwrap_or(false)
 }
 
 /// [`is_auth_failure`] for an already read request failure.
@@ -54,17 +39,6 @@ pub fn is_rejection(f: &RequestFailure) -> bool {
         (None, Some(400 | 401 | 403)) => f.method == "HEAD" && f.message.is_none(),
         (None, _) => false,
     }
-}
-
-fn has_provider_error(e: &object_store::Error) -> bool {
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if s.downcast_ref::<Error>().is_some() {
-            return true;
-        }
-        source = s.source();
-    }
-    false
 }
 
 #[cfg(test)]
@@ -116,7 +90,7 @@ mod tests {
         let head_404 = generic("Error performing HEAD http://h/b/k in 1ms - Server returned non-2xx status code: 404 Not Found: ");
         assert!(!is_auth_failure(&head_404));
         // Free text naming a code is not an answer carrying it.
-        let provider = Error::provider("p", "catalog said InvalidAccessKeyId").into_object_store();
+        let provider = crate::Error::provider("p", "catalog said InvalidAccessKeyId").into_object_store();
         assert!(!is_auth_failure(&provider));
         assert!(!is_auth_failure(&generic("InvalidAccessKeyId somewhere")));
     }

@@ -26,7 +26,7 @@ const NOT_A_REJECTION: [&str; 6] = [
 pub fn is_auth_failure(e: &object_store::Error) -> bool {
     match endpoint_status(e) {
         Some((401, _)) => true,
-        Some((403, body)) => !NOT_A_REJECTION.iter().any(|c| body.contains(c)),
+        Some((403, code)) => code.is_none_or(|c| !NOT_A_REJECTION.contains(&c.as_str())),
         _ => false,
     }
 }

@@ -31,10 +31,10 @@ mod tests {
             source: Box::new(Answer(text)),
         };
         assert!(is_auth_failure(&e(
-            "Error performing GET REDACTED - Server returned non-2xx status code: 401 Unauthorized: Invalid Credentials"
+            "Error performing GET REDACTED in 1ms - Server returned non-2xx status code: 401 Unauthorized: Invalid Credentials"
         )));
         assert!(!is_auth_failure(&e(
-            "Error performing GET REDACTED - Server returned non-2xx status code: 403 Forbidden: "
+            "Error performing GET REDACTED in 1ms - Server returned non-2xx status code: 403 Forbidden: "
         )));
         assert!(!is_auth_failure(&e("connection refused")));
     }

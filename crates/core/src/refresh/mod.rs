@@ -2,17 +2,29 @@
 //! renews it before it expires.
 //!
 //! - **Hot path**: while the current credential is before its refresh point,
-//!   [`CredentialRefresher::get_credential`] is an `ArcSwap` load, a clock read and an `Arc`
-//!   clone: no lock, no allocation.
+//!   [`CredentialRefresher::get_credential`] is an `ArcSwap` load, a clock read, two atomic
+//!   loads and an `Arc` clone: no lock, no allocation.
 //! - **Prefetch** (from the refresh point, see [`RefreshConfig`]): exactly one refresh runs in a
 //!   spawned task; every request keeps signing with the still-valid credential.
 //! - **Stale window** (shortly before expiry): requests wait for that refresh, at most
 //!   `provider_timeout` and never past expiry.
-//! - **Expired or invalidated** (after an auth failure): requests wait for a refresh; if it fails
-//!   they get an error carrying the provider's message and source.
-//! - A failed refresh is never cached as a result: the still-valid credential keeps serving and
-//!   retries back off exponentially (never past expiry); once expired, the next request tries
-//!   again at once (one provider call shared by all concurrent waiters).
+//! - **Expired, missing or invalidated** (after the endpoint rejected it): requests wait for a
+//!   refresh (one provider call shared by all concurrent waiters); if it fails they get an
+//!   error carrying the provider's message and source.
+//! - **Backoff**: a failed refresh is never cached as a result. The still-valid credential
+//!   keeps serving, and retries back off exponentially from `initial_backoff` to `max_backoff`
+//!   (while a credential is valid, never past its expiry, so one attempt happens at expiry).
+//!   The same schedule holds once no valid credential is left: during backoff a request that
+//!   needs a new credential fails at once with the last error (no provider call, no waiting);
+//!   the first request after the backoff tries again. So a provider that keeps failing sees a
+//!   handful of calls, never one per request (case C17).
+//! - **Rejections**: [`CredentialRefresher::invalidate`] (the endpoint rejected a generation)
+//!   makes the next request refetch at once. When a generation vended by such a refetch is
+//!   rejected too (the endpoint rejects what the provider vends), that counts as a failed
+//!   refresh for the backoff, with an error saying the endpoint rejected freshly vended
+//!   credentials (case C18).
+//! - **Clock skew**: [`CredentialRefresher::observe_server_time`] records the offset between
+//!   the endpoint's clock and ours; all expiry decisions use the local clock plus that offset.
 
 mod clock;
 mod config;
@@ -20,7 +32,7 @@ mod generation;
 mod stats;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::RefreshConfig;
+pub use config::{setting, RefreshConfig, MAX_SETTING};
 pub use generation::{CredentialMapper, Generation};
 pub use stats::RefreshStats;
 
@@ -42,6 +54,22 @@ const WAIT_SLACK: Duration = Duration::from_millis(100);
 
 /// How far behind [`Clock::now_millis_coarse`] may be, as far as the hot path is concerned.
 const COARSE_CLOCK_MARGIN_MILLIS: i64 = 20;
+
+/// A generation vended in answer to a rejection and rejected within this long of being vended
+/// (ms) counts as "the endpoint rejects freshly vended credentials": a failed refresh for the
+/// backoff. One rejected later served in between, so it starts a new, immediate refetch.
+const FRESH_REJECTION_WINDOW_MILLIS: i64 = 60_000;
+
+/// Clock offsets (ms) up to this size are treated as no offset: a `Date` header has second
+/// precision and the response took time to arrive.
+pub const CLOCK_SKEW_THRESHOLD_MILLIS: i64 = 2_000;
+
+/// Clock offset samples (ms) larger than this (one hour) are ignored as absurd (a wrong time
+/// zone, a broken proxy), never applied.
+pub const MAX_CLOCK_OFFSET_MILLIS: i64 = 3_600_000;
+
+/// `offset_estimate` before the first sample.
+const NO_ESTIMATE: i64 = i64::MIN;
 
 type SharedRefresh<C> = Shared<BoxFuture<'static, Result<Arc<Generation<C>>>>>;
 
@@ -65,6 +93,10 @@ impl<C> std::fmt::Debug for CredentialRefresher<C> {
             .field("provider", &self.inner.provider_id)
             .field("generation", &g.number)
             .field("expires_at_millis", &g.expires_at_millis)
+            .field(
+                "clock_offset_millis",
+                &self.inner.clock_offset.load(Ordering::Relaxed),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -85,13 +117,33 @@ struct Inner<C> {
     next_attempt_at_millis: AtomicI64,
     counters: Counters,
     warned_no_expiry: AtomicBool,
+    /// Offset applied to the clock for every expiry decision (endpoint minus local, ms).
+    clock_offset: AtomicI64,
+    /// Smoothed offset samples (ms); `NO_ESTIMATE` before the first.
+    offset_estimate: AtomicI64,
+    warned_absurd_offset: AtomicBool,
 }
 
 struct SlowState<C> {
     in_flight: Option<(u64, SharedRefresh<C>)>,
     attempts: u64,
+    /// No provider call before this time (epoch ms, on the offset clock).
     next_attempt_at_millis: i64,
+    /// The delay after the next failure (0: `initial_backoff`).
     backoff_millis: i64,
+    /// The last failure, returned to requests that fail fast during backoff.
+    last_error: Option<Error>,
+    /// A generation vended by a refetch that a rejection triggered and not yet confirmed by
+    /// the endpoint (0: none). Its rejection soon after is a failure for the backoff.
+    unproven_generation: u64,
+}
+
+/// What [`CredentialRefresher::start_refresh`] did.
+enum Start<C> {
+    /// A refresh runs (started now or joined).
+    Running(SharedRefresh<C>),
+    /// Backing off after a failure: no provider call until the backoff elapses.
+    BackingOff,
 }
 
 impl<C: Send + Sync + 'static> CredentialRefresher<C> {
@@ -125,11 +177,16 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 attempts: 0,
                 next_attempt_at_millis: i64::MIN,
                 backoff_millis: 0,
+                last_error: None,
+                unproven_generation: 0,
             }),
             refresh_pending: AtomicBool::new(false),
             next_attempt_at_millis: AtomicI64::new(i64::MIN),
             counters: Counters::default(),
             warned_no_expiry: AtomicBool::new(false),
+            clock_offset: AtomicI64::new(0),
+            offset_estimate: AtomicI64::new(NO_ESTIMATE),
+            warned_absurd_offset: AtomicBool::new(false),
         };
         inner.warn_if_no_expiry(&inner.current.load());
         Ok(Self {
@@ -141,15 +198,21 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     /// [`invalidate`](Self::invalidate) if the endpoint rejects it).
     ///
     /// # Errors
-    /// - [`Error::CredentialsExpired`] when the credential expired (or was rejected) and the
-    ///   refresh failed; it carries the provider's error.
+    /// - [`Error::CredentialsExpired`] when the credential expired and the refresh failed, or
+    ///   failed last and is backing off; `last_error` is the provider's error (its message and
+    ///   source, see [`Error::provider_source`]).
     /// - [`Error::Timeout`] when the provider took longer than `provider_timeout`.
-    /// - [`Error::Provider`] when there never was a credential and the fetch failed.
+    /// - [`Error::Provider`] when there never was a credential, or the endpoint rejected the
+    ///   current one, and the fetch failed (or failed last and is backing off); after repeated
+    ///   rejections, one saying the endpoint rejected freshly vended credentials.
     pub async fn get_credential(&self) -> Result<(Arc<C>, u64)> {
         if let Some(fresh) = self.try_fresh() {
             return Ok(fresh);
         }
-        self.slow_path(self.inner.clock.now_millis()).await
+        // Boxed so that this future stays a few words: callers that await it directly move
+        // and initialise it on every call, hot path included; the slow path's state (timeouts,
+        // shared refreshes) is allocated only when the slow path runs.
+        Box::pin(self.slow_path(self.inner.now())).await
     }
 
     /// The hot path: the current credential and its generation when no request needs to wait,
@@ -159,7 +222,10 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     /// only in the one call that starts a refresh. Starting a refresh needs a Tokio runtime.
     pub fn try_fresh(&self) -> Option<(Arc<C>, u64)> {
         let inner = &self.inner;
-        let now = inner.clock.now_millis_coarse();
+        let now = inner
+            .clock
+            .now_millis_coarse()
+            .saturating_add(inner.clock_offset.load(Ordering::Relaxed));
         let g = inner.current.load();
         let c = g.credential.as_ref()?;
         if g.number == inner.invalidated.load(Ordering::Relaxed) {
@@ -174,7 +240,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             if !inner.refresh_pending.load(Ordering::Acquire)
                 && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
             {
-                self.start_refresh(now, true);
+                self.start_refresh(now);
             }
             return Some((c.clone(), g.number));
         }
@@ -191,7 +257,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 if !inner.refresh_pending.load(Ordering::Acquire)
                     && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
                 {
-                    self.start_refresh(now, true);
+                    self.start_refresh(now);
                 }
                 return credential_of(&g, &inner.provider_id);
             }
@@ -200,7 +266,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         if self.usable(&g, now) {
             // Stale window: wait for the refresh, but never past expiry.
             inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
-            if let Some(fut) = self.start_refresh(now, true) {
+            if let Start::Running(fut) = self.start_refresh(now) {
                 let until_expiry = g.expires_at_millis.map_or(i64::MAX, |e| e - now);
                 let bound = millis(inner.config.provider_timeout)
                     .min(until_expiry)
@@ -213,7 +279,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                     }
                 }
             }
-            let now = inner.clock.now_millis();
+            let now = inner.now();
             let g = inner.current.load_full();
             if self.usable(&g, now) {
                 return credential_of(&g, &inner.provider_id);
@@ -223,22 +289,35 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         self.wait_for_fresh(now).await
     }
 
-    /// Expired, missing or invalidated: wait for a refresh (backoff does not apply).
+    /// Expired, missing or invalidated: wait for a refresh, or fail at once during backoff.
     async fn wait_for_fresh(&self, now: i64) -> Result<(Arc<C>, u64)> {
         let inner = &self.inner;
         let stale = inner.current.load_full();
-        let Some(fut) = self.start_refresh(now, false) else {
-            return Err(Error::provider(
-                &inner.provider_id,
-                "no refresh could be started",
-            ));
+        let fut = match self.start_refresh(now) {
+            Start::Running(fut) => fut,
+            Start::BackingOff => {
+                // Fail fast with the last error (C17): no provider call and no waiting until
+                // the backoff elapses.
+                inner
+                    .counters
+                    .backoff_rejections
+                    .fetch_add(1, Ordering::Relaxed);
+                let last = {
+                    let slow = inner.slow.lock().unwrap_or_else(|p| p.into_inner());
+                    slow.last_error.clone()
+                };
+                let cause = last.unwrap_or_else(|| {
+                    Error::provider(&inner.provider_id, "backing off after a failed refresh")
+                });
+                return Err(self.unusable_error(&stale, cause));
+            }
         };
         // Slightly longer than the refresh's own provider timeout, so a waiter gets that
         // refresh's outcome (its Timeout included) rather than racing it.
         let timeout = inner.config.provider_timeout + WAIT_SLACK;
         match tokio::time::timeout(timeout, fut).await {
             Ok(Ok(fresh)) => {
-                let now = inner.clock.now_millis();
+                let now = inner.now();
                 if self.usable(&fresh, now) {
                     credential_of(&fresh, &inner.provider_id)
                 } else {
@@ -265,7 +344,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
 
     fn unusable_error(&self, g: &Generation<C>, cause: Error) -> Error {
         match g.expires_at_millis {
-            Some(exp) if g.credential.is_some() && self.inner.clock.now_millis() >= exp => {
+            Some(exp) if g.credential.is_some() && self.inner.now() >= exp => {
                 Error::CredentialsExpired {
                     provider: self.inner.provider_id.clone(),
                     expired_at_millis: exp,
@@ -276,18 +355,22 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         }
     }
 
-    /// Starts a refresh unless one is in flight (then joins it) or, with `respect_backoff`, a
-    /// failed one asked to wait. Returns the shared outcome, or `None` when backing off.
-    fn start_refresh(&self, now: i64, respect_backoff: bool) -> Option<SharedRefresh<C>> {
+    /// Starts a refresh unless one is in flight (then joins it) or a failed one asked to wait
+    /// until a later time than `now` (epoch ms, on the offset clock).
+    fn start_refresh(&self, now: i64) -> Start<C> {
         let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, fut)) = &slow.in_flight {
-            return Some(fut.clone());
+            return Start::Running(fut.clone());
         }
-        if respect_backoff && now < slow.next_attempt_at_millis {
-            return None;
+        if now < slow.next_attempt_at_millis {
+            return Start::BackingOff;
         }
         slow.attempts += 1;
         let attempt = slow.attempts;
+        // A refetch because the endpoint rejected the current credential.
+        let cur = self.inner.current.load();
+        let after_rejection =
+            cur.credential.is_some() && cur.number == self.inner.invalidated.load(Ordering::SeqCst);
         let inner = self.inner.clone();
         let provider_id = self.inner.provider_id.clone();
         let fut: BoxFuture<'static, Result<Arc<Generation<C>>>> =
@@ -295,7 +378,8 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 Ok(handle) => {
                     // The refresh runs in its own task so that a cancelled caller never wedges the
                     // others (C05).
-                    let task = handle.spawn(async move { inner.run_refresh(attempt).await });
+                    let task = handle
+                        .spawn(async move { inner.run_refresh(attempt, after_rejection).await });
                     async move {
                         task.await.unwrap_or_else(|e| {
                             Err(Error::provider(
@@ -306,25 +390,144 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                     }
                     .boxed()
                 }
-                Err(_) => async move { inner.run_refresh(attempt).await }.boxed(),
+                Err(_) => async move { inner.run_refresh(attempt, after_rejection).await }.boxed(),
             };
         let shared = fut.shared();
         slow.in_flight = Some((attempt, shared.clone()));
         self.inner.refresh_pending.store(true, Ordering::Release);
-        Some(shared)
+        Start::Running(shared)
     }
 
-    /// Marks generation `number` as rejected by the endpoint; the next request fetches a new
-    /// one. A no-op when a newer generation is already current.
+    /// Marks generation `number` as rejected by the endpoint (the store layer calls this after
+    /// an authentication failure); the next request fetches a new one. A no-op when a newer
+    /// generation is already current or `number` was already invalidated.
+    ///
+    /// Refetches after rejections share the failure backoff: when `number` was itself vended
+    /// by a refetch after a rejection, was not confirmed with
+    /// [`report_auth_retry`](Self::report_auth_retry)`(number, true)`, and is rejected within
+    /// a minute of being vended, the endpoint rejects what the provider vends. That counts as
+    /// a failed refresh: requests fail fast with an [`Error::Provider`] saying the endpoint
+    /// rejected freshly vended credentials until the backoff elapses, then one refetch runs.
     pub fn invalidate(&self, number: u64) {
-        let current = self.inner.current.load().number;
-        if current == number {
-            self.inner.invalidated.fetch_max(number, Ordering::SeqCst);
-            log::debug!(
-                "credential generation {number} of provider '{}' was rejected by the endpoint; refetching",
-                self.inner.provider_id
+        let inner = &self.inner;
+        let mut slow = inner.slow.lock().unwrap_or_else(|p| p.into_inner());
+        let cur = inner.current.load();
+        if cur.number != number || inner.invalidated.load(Ordering::SeqCst) >= number {
+            return;
+        }
+        inner.invalidated.fetch_max(number, Ordering::SeqCst);
+        inner
+            .counters
+            .endpoint_rejections
+            .fetch_add(1, Ordering::Relaxed);
+        let now = inner.now();
+        let age = now.saturating_sub(cur.fetched_at_millis);
+        if slow.unproven_generation == number {
+            slow.unproven_generation = 0;
+            if age <= FRESH_REJECTION_WINDOW_MILLIS {
+                let delay = inner.next_delay(&mut slow, true);
+                let e = Error::provider(
+                    &inner.provider_id,
+                    format!(
+                        "the endpoint rejected freshly vended credentials: generation {number}, \
+                         vended after the previous one was rejected, was rejected {age} ms later; \
+                         refetching again in {delay} ms"
+                    ),
+                );
+                inner.back_off(&mut slow, now, delay, e);
+                return;
+            }
+            // It served for a while: this is a new rejection, not a streak.
+            slow.backoff_millis = 0;
+        }
+        log::debug!(
+            "credential generation {number} of provider '{}' was rejected by the endpoint; refetching",
+            inner.provider_id
+        );
+    }
+
+    /// For the store layer, after it retried a rejected request once with a fresh credential:
+    /// `generation` is the generation the retry was signed with (read right after the retry,
+    /// like the one passed to [`invalidate`](Self::invalidate)), `accepted` whether the
+    /// endpoint accepted the retry.
+    ///
+    /// - `accepted == false` is [`invalidate`](Self::invalidate)`(generation)`: when the
+    ///   endpoint also rejects the credential the refetch vended, the next refetch waits for
+    ///   the backoff (the caller's request should fail; the next requests fail fast with an
+    ///   error saying the endpoint rejected freshly vended credentials).
+    /// - `accepted == true` confirms `generation`: the rejection streak ends and the next
+    ///   rejection refetches at once again.
+    pub fn report_auth_retry(&self, generation: u64, accepted: bool) {
+        if !accepted {
+            self.invalidate(generation);
+            return;
+        }
+        let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
+        if slow.unproven_generation == generation {
+            slow.unproven_generation = 0;
+            slow.backoff_millis = 0;
+        }
+    }
+
+    /// Records the endpoint's clock: `server_millis` is the time an endpoint response carried
+    /// (epoch ms; from an HTTP `Date` header, RFC 9110 section 6.6.1, which has second
+    /// precision), `local_millis` the local time (epoch ms, same clock as this refresher's,
+    /// the system clock in production) when that response arrived. Call it for every response
+    /// that carries a `Date`; it takes no lock and allocates nothing.
+    ///
+    /// The offset (endpoint minus local, counting the truncated `Date` as its second's
+    /// midpoint) is smoothed over samples (each moves the estimate a quarter of the way). It
+    /// is applied only when it exceeds [`CLOCK_SKEW_THRESHOLD_MILLIS`] (2 s); a sample beyond
+    /// [`MAX_CLOCK_OFFSET_MILLIS`] (1 h) is ignored with a warning. Once applied, every expiry
+    /// decision (refresh point, stale window, expiry, "already expired" answers) uses local
+    /// time plus the offset, so a slow local clock refreshes before the endpoint's expiry and
+    /// a fast one does not throw away credentials that are still valid.
+    pub fn observe_server_time(&self, server_millis: i64, local_millis: i64) {
+        let inner = &self.inner;
+        let sample = server_millis
+            .saturating_add(500)
+            .saturating_sub(local_millis);
+        if sample.saturating_abs() > MAX_CLOCK_OFFSET_MILLIS {
+            if !inner.warned_absurd_offset.swap(true, Ordering::Relaxed) {
+                log::warn!(
+                    "ignoring an endpoint clock {sample} ms away from the local clock (provider '{}'): more than {MAX_CLOCK_OFFSET_MILLIS} ms",
+                    inner.provider_id
+                );
+            }
+            return;
+        }
+        let update = |old: i64| {
+            Some(if old == NO_ESTIMATE {
+                sample
+            } else {
+                old + (sample - old) / 4
+            })
+        };
+        let estimate =
+            match inner
+                .offset_estimate
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, update)
+            {
+                Ok(old) | Err(old) => update(old).unwrap_or(sample),
+            };
+        let applied = if estimate.abs() > CLOCK_SKEW_THRESHOLD_MILLIS {
+            estimate
+        } else {
+            0
+        };
+        let previous = inner.clock_offset.swap(applied, Ordering::Relaxed);
+        if (previous == 0) != (applied == 0) {
+            log::info!(
+                "provider '{}': endpoint clock offset {applied} ms now applied to credential expiry",
+                inner.provider_id
             );
         }
+    }
+
+    /// The clock offset applied to expiry decisions, ms (see
+    /// [`observe_server_time`](Self::observe_server_time)).
+    pub fn clock_offset_millis(&self) -> i64 {
+        self.inner.clock_offset.load(Ordering::Relaxed)
     }
 
     /// Offers storage options obtained elsewhere (a store re-opened with fresh initial options).
@@ -337,7 +540,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         }
         let _slow = inner.slow.lock().unwrap_or_else(|p| p.into_inner());
         let cur = inner.current.load_full();
-        let now = inner.clock.now_millis();
+        let now = inner.now();
         let merged = merge(&cur.options, &options);
         let Ok(g) = Generation::build(cur.number + 1, merged, now, &inner.config, &inner.mapper)
         else {
@@ -380,7 +583,11 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     /// Counters and timestamps of this refresher.
     pub fn stats(&self) -> RefreshStats {
         let g = self.inner.current.load();
-        self.inner.counters.snapshot(g.number, g.expires_at_millis)
+        self.inner.counters.snapshot(
+            g.number,
+            g.expires_at_millis,
+            self.inner.clock_offset.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -391,6 +598,10 @@ pub trait RefresherHandle: Send + Sync + std::fmt::Debug {
     fn generation(&self) -> u64;
     /// See [`CredentialRefresher::invalidate`].
     fn invalidate(&self, generation: u64);
+    /// See [`CredentialRefresher::report_auth_retry`].
+    fn report_auth_retry(&self, generation: u64, accepted: bool);
+    /// See [`CredentialRefresher::observe_server_time`] (epoch ms both).
+    fn observe_server_time(&self, server_millis: i64, local_millis: i64);
     /// See [`CredentialRefresher::offer`].
     fn offer(&self, options: StorageOptions);
     /// See [`CredentialRefresher::stats`].
@@ -409,6 +620,12 @@ impl<C: Send + Sync + 'static> RefresherHandle for CredentialRefresher<C> {
     }
     fn invalidate(&self, generation: u64) {
         CredentialRefresher::invalidate(self, generation)
+    }
+    fn report_auth_retry(&self, generation: u64, accepted: bool) {
+        CredentialRefresher::report_auth_retry(self, generation, accepted)
+    }
+    fn observe_server_time(&self, server_millis: i64, local_millis: i64) {
+        CredentialRefresher::observe_server_time(self, server_millis, local_millis)
     }
     fn offer(&self, options: StorageOptions) {
         CredentialRefresher::offer(self, options)
@@ -436,7 +653,11 @@ fn credential_of<C>(g: &Generation<C>, provider_id: &str) -> Result<(Arc<C>, u64
 }
 
 impl<C: Send + Sync + 'static> Inner<C> {
-    async fn run_refresh(self: Arc<Self>, attempt: u64) -> Result<Arc<Generation<C>>> {
+    async fn run_refresh(
+        self: Arc<Self>,
+        attempt: u64,
+        after_rejection: bool,
+    ) -> Result<Arc<Generation<C>>> {
         // If this refresh never finishes (its task is cancelled, for example because the runtime
         // that ran it shut down), the guard still clears `in_flight`: otherwise every later
         // caller would join the dead refresh and the store would be wedged for good.
@@ -445,8 +666,11 @@ impl<C: Send + Sync + 'static> Inner<C> {
             attempt,
             armed: true,
         };
-        let started = self.clock.now_millis();
+        let started = self.now();
         self.counters.fetches.fetch_add(1, Ordering::Relaxed);
+        if after_rejection {
+            self.counters.auth_refetches.fetch_add(1, Ordering::Relaxed);
+        }
         // A provider that panics is a failed refresh like any other (reported, backed off,
         // retried), never a refresh stuck "in flight" forever.
         let answer = tokio::time::timeout(
@@ -454,7 +678,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
             std::panic::AssertUnwindSafe(self.provider.fetch_storage_options()).catch_unwind(),
         )
         .await;
-        let now = self.clock.now_millis();
+        let now = self.now();
         let outcome = match answer {
             Err(_) => Err(Error::Timeout {
                 provider: self.provider_id.clone(),
@@ -476,11 +700,19 @@ impl<C: Send + Sync + 'static> Inner<C> {
         match &outcome {
             Ok(g) => {
                 self.current.store(g.clone());
-                slow.backoff_millis = 0;
+                if after_rejection {
+                    // Whether the endpoint accepts it is still open: a rejection soon after
+                    // continues the backoff rather than restarting it.
+                    slow.unproven_generation = g.number;
+                } else {
+                    slow.unproven_generation = 0;
+                    slow.backoff_millis = 0;
+                }
+                slow.last_error = None;
                 slow.next_attempt_at_millis = i64::MIN;
                 self.next_attempt_at_millis
                     .store(i64::MIN, Ordering::Relaxed);
-                self.counters.record_success(now);
+                self.counters.record_success(self.clock.now_millis());
                 log::debug!(
                     "provider '{}' vended generation {} in {} ms, expires_at_millis={:?}",
                     self.provider_id,
@@ -491,31 +723,46 @@ impl<C: Send + Sync + 'static> Inner<C> {
             }
             Err(e) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
-                let initial = millis(self.config.initial_backoff).max(1);
-                let max = millis(self.config.max_backoff).max(initial);
                 // A failure the catalog calls permanent (table gone, access revoked) is retried
                 // at the slowest pace at once; transient ones back off from `initial_backoff`.
-                let permanent = !e.is_retryable();
-                let delay = match (permanent, slow.backoff_millis) {
-                    (true, _) => max,
-                    (false, 0) => initial,
-                    (false, b) => b,
-                };
-                slow.backoff_millis = delay.saturating_mul(2).min(max);
-                let cur = self.current.load();
-                let mut next = now.saturating_add(delay);
-                if let Some(exp) = cur.expires_at_millis {
-                    next = next.min(exp);
-                }
-                slow.next_attempt_at_millis = next;
-                self.next_attempt_at_millis.store(next, Ordering::Relaxed);
-                log::warn!(
-                    "credential refresh failed (retry in {} ms): {e}",
-                    next - now
-                );
+                let delay = self.next_delay(&mut slow, e.is_retryable());
+                self.back_off(&mut slow, now, delay, e.clone());
             }
         }
         outcome
+    }
+
+    /// The delay (ms) after one more failure, and the one after it doubled for next time.
+    fn next_delay(&self, slow: &mut SlowState<C>, retryable: bool) -> i64 {
+        let initial = millis(self.config.initial_backoff).max(1);
+        let max = millis(self.config.max_backoff).max(initial);
+        let delay = match (retryable, slow.backoff_millis) {
+            (false, _) => max,
+            (true, 0) => initial,
+            (true, b) => b.min(max),
+        };
+        slow.backoff_millis = delay.saturating_mul(2).min(max);
+        delay
+    }
+
+    /// Schedules the next provider call `delay` ms after `now` (never past the expiry of a
+    /// credential that is still usable, so one attempt happens at expiry), and keeps `e` for
+    /// the requests that fail fast until then.
+    fn back_off(&self, slow: &mut SlowState<C>, now: i64, delay: i64, e: Error) {
+        let cur = self.current.load();
+        let mut next = now.saturating_add(delay);
+        let usable = cur.is_valid_at(now) && cur.number != self.invalidated.load(Ordering::SeqCst);
+        if let (true, Some(exp)) = (usable, cur.expires_at_millis) {
+            next = next.min(exp);
+        }
+        slow.next_attempt_at_millis = next;
+        self.next_attempt_at_millis.store(next, Ordering::Relaxed);
+        log::warn!(
+            "credential refresh failed (provider '{}', next attempt in {} ms): {e}",
+            self.provider_id,
+            next - now
+        );
+        slow.last_error = Some(e);
     }
 
     fn as_provider_error(&self, e: Error) -> Error {
@@ -524,7 +771,8 @@ impl<C: Send + Sync + 'static> Inner<C> {
             other => Error::Provider {
                 provider: self.provider_id.clone(),
                 message: other.to_string(),
-                retryable: other.is_retryable() || other.kind() != crate::error::ErrorKind::InvalidOptions,
+                retryable: other.is_retryable()
+                    || other.kind() != crate::error::ErrorKind::InvalidOptions,
                 source: Some(Arc::new(other)),
             },
         }
@@ -582,6 +830,14 @@ impl<C: Send + Sync + 'static> Inner<C> {
 }
 
 impl<C> Inner<C> {
+    /// Now, epoch ms, on the endpoint's clock as far as it is known (local clock plus the
+    /// observed offset).
+    fn now(&self) -> i64 {
+        self.clock
+            .now_millis()
+            .saturating_add(self.clock_offset.load(Ordering::Relaxed))
+    }
+
     fn clear_in_flight(&self, slow: &mut SlowState<C>, attempt: u64) {
         if slow.in_flight.as_ref().is_some_and(|(a, _)| *a == attempt) {
             slow.in_flight = None;

@@ -194,7 +194,11 @@ async fn c05_a_panicking_provider_is_not_cached_and_the_next_call_retries() {
     let r = refresher(p.clone(), StorageOptions::new(), clock.clone());
     let e = r.get_credential().await.unwrap_err();
     assert!(e.to_string().contains("fn-provider"), "{e}");
-    // The failure is not cached: the next call asks the provider again.
+    // During the backoff (C17) a call fails fast without a provider call...
+    assert!(r.get_credential().await.is_err());
+    assert_eq!(p.calls.load(Ordering::SeqCst), 1);
+    // ...and the failure is not cached: the next call after it asks the provider again.
+    clock.advance(1_000);
     let (c, _) = tokio::time::timeout(Duration::from_secs(5), r.get_credential())
         .await
         .expect("no hang")
@@ -233,14 +237,15 @@ async fn c05_a_hanging_provider_times_out_and_is_retried() {
             provider_timeout: Duration::from_millis(200),
             ..RefreshConfig::default()
         },
-        clock,
+        clock.clone(),
     )
     .unwrap();
     let e = r.get_credential().await.unwrap_err();
     assert!(matches!(e, Error::Timeout { .. }), "{e}");
-    // The waiter's bound equals the provider timeout: let the timed-out refresh settle, then
-    // the next call must try again rather than see a cached failure.
+    // The waiter's bound equals the provider timeout: let the timed-out refresh settle, then,
+    // after the backoff (C17), the next call must try again rather than see a cached failure.
     r.wait_idle().await;
+    clock.advance(1_000);
     let (c, _) = r.get_credential().await.unwrap();
     assert_eq!(c.key_id, "gen2");
 }

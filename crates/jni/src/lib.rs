@@ -445,6 +445,27 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
     .resolve::<ThrowJava>()
 }
 
+/// The number of the JNI contract between the Java classes of `dev.vended.storage` and this
+/// library. Bump it whenever an exported native method is added, removed or renamed, or changes
+/// its parameter or return types, and bump `NativeLoader.NATIVE_ABI` (Java) with it.
+pub const NATIVE_ABI: u32 = 1;
+
+/// `private static native String nativeAbi()` of `dev.vended.storage.NativeLoader`: the first
+/// native method the Java side calls after loading the library, before any other, to check that
+/// the classes and the library come from the same release. Returns `"<crate version>/<ABI>"`,
+/// e.g. `0.1.0/1` ([`NATIVE_ABI`]). Its name and signature never change.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeLoader_nativeAbi<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let abi = format!("{}/{}", env!("CARGO_PKG_VERSION"), NATIVE_ABI);
+        Ok(env.new_string(abi)?.into())
+    })
+    .resolve::<ThrowJava>()
+}
+
 /// Test hook `dev.vended.storage.NativeTestHooks.panic` (a class of the Java tests module):
 /// panics with `message` (in the calling thread, or inside a runtime task when `in_runtime`) so
 /// tests can show a panic becomes a Java exception. Exported only with the cargo feature

@@ -106,6 +106,16 @@ impl AuthRetryStore {
         }
     }
 
+    /// After the one retry of a rejected request: tells the refresher whether the credential
+    /// that signed the retry (generation `retried`) was accepted, so that an endpoint rejecting
+    /// every freshly vended credential is backed off rather than asked again per request.
+    fn report_retry(&self, retried: u64, result: &object_store::Result<impl Sized>) {
+        if let Some(r) = &self.refresher {
+            let rejected = matches!(result, Err(e) if self.adapter.is_auth_failure(e));
+            r.report_auth_retry(retried, !rejected);
+        }
+    }
+
     fn parts(&self) -> RetryParts {
         RetryParts {
             inner: self.inner.clone(),
@@ -246,7 +256,9 @@ macro_rules! with_auth_retry {
                 log::debug!(
                     "request rejected by the endpoint ({e}); retrying once with a fresh credential"
                 );
-                $call.await.map_err(|e| $self.classify(e))
+                let result = $call.await;
+                $self.report_retry($self.generation(), &result);
+                result.map_err(|e| $self.classify(e))
             }
             other => other.map_err(|e| $self.classify(e)),
         }

@@ -6,12 +6,11 @@
 //!   the system certificate store, milliseconds) and stores to the same endpoint share
 //!   connections. At most [`MAX_CLIENTS`] clients are kept.
 //! - Server clock: every response's `Date` header (RFC 9110 §6.6.1 / RFC 7231 §7.1.1.2
-//!   IMF-fixdate, second precision) is recorded as a process-wide estimate of how far the
-//!   endpoint's clock is from the local one: [`server_clock_offset_millis`]. Skew is a property
-//!   of the local clock against the endpoint, not of a store, so one estimate serves every
-//!   credential refresher.
+//!   IMF-fixdate, second precision) is reported to the store's credential refresher
+//!   ([`RefresherHandle::observe_server_time`]), which judges expiry by the endpoint's clock
+//!   when the local one is off by more than a couple of seconds.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,6 +20,8 @@ use object_store::client::{
 };
 use object_store::{ClientConfigKey, ClientOptions};
 use once_cell::sync::Lazy;
+
+use crate::refresh::RefresherHandle;
 
 /// Most distinct HTTP clients kept by [`SharedHttpConnector`] (least recently used dropped).
 pub const MAX_CLIENTS: u64 = 64;
@@ -52,39 +53,63 @@ const CLIENT_KEYS: [ClientConfigKey; 20] = [
 
 type TransportKey = Vec<Option<String>>;
 
-static CLIENTS: Lazy<moka::sync::Cache<TransportKey, HttpClient>> = Lazy::new(|| {
+static CLIENTS: Lazy<moka::sync::Cache<TransportKey, (u64, HttpClient)>> = Lazy::new(|| {
     moka::sync::Cache::builder()
         .max_capacity(MAX_CLIENTS)
         .build()
 });
 
 /// An [`HttpConnector`] sharing one HTTP client between all stores whose client options are
-/// equal. Each client reports the server clock of its responses (see the module docs).
+/// equal, and reporting the server clock of every response (its `Date` header) to the store's
+/// credential refresher, if it has one (see the module docs). Building one is cheap: two
+/// `Arc` clones.
 ///
 /// Only for stores configured through option keys (every [`ClientConfigKey`]): options set
 /// through `ClientOptions` methods that have no key (root certificates, default headers) are
 /// not part of the sharing decision, and this library sets none.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SharedHttpConnector;
+#[derive(Debug, Default, Clone)]
+pub struct SharedHttpConnector {
+    observer: Option<Arc<dyn RefresherHandle>>,
+}
+
+impl SharedHttpConnector {
+    /// A connector whose responses' `Date` headers reach `observer` (the store's refresher;
+    /// `None` for stores with static credentials, which have no expiry to judge).
+    pub fn new(observer: Option<Arc<dyn RefresherHandle>>) -> Self {
+        Self { observer }
+    }
+}
 
 impl HttpConnector for SharedHttpConnector {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
-        let key: TransportKey = CLIENT_KEYS
-            .iter()
-            .map(|k| options.get_config_value(k))
-            .collect();
-        if let Some(client) = CLIENTS.get(&key) {
-            return Ok(client);
-        }
-        // Two stores opened at once may both build; one client wins, the other is dropped.
-        let client = HttpClient::new(DateObservingService {
-            id: NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed),
-            inner: ReqwestConnector::default().connect(options)?,
-        });
-        CLIENTS.insert(key, client.clone());
-        Ok(client)
+        let (_, shared) = shared_client(options)?;
+        Ok(match &self.observer {
+            Some(observer) => HttpClient::new(DateObservingService {
+                inner: shared,
+                observer: observer.clone(),
+            }),
+            None => shared,
+        })
     }
 }
+
+/// The shared client for `options` and its number (distinct clients have distinct numbers).
+fn shared_client(options: &ClientOptions) -> object_store::Result<(u64, HttpClient)> {
+    let key: TransportKey = CLIENT_KEYS
+        .iter()
+        .map(|k| options.get_config_value(k))
+        .collect();
+    if let Some(found) = CLIENTS.get(&key) {
+        return Ok(found);
+    }
+    // Two stores opened at once may both build; one client wins, the other is dropped.
+    let client = ReqwestConnector::default().connect(options)?;
+    let entry = (NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed), client);
+    CLIENTS.insert(key, entry.clone());
+    Ok(entry)
+}
+
+static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// How many distinct HTTP clients [`SharedHttpConnector`] holds now (approximate: the cache
 /// settles evictions lazily).
@@ -93,19 +118,17 @@ pub fn shared_client_count() -> u64 {
     CLIENTS.entry_count()
 }
 
-static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Passes requests to `inner` and records each response's `Date` header.
+/// Passes requests to the shared client and reports each response's `Date` header to the
+/// store's refresher.
 struct DateObservingService {
-    /// Distinguishes shared clients in `Debug` output.
-    id: u64,
     inner: HttpClient,
+    observer: Arc<dyn RefresherHandle>,
 }
 
 impl std::fmt::Debug for DateObservingService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedHttpClient")
-            .field("id", &self.id)
+            .field("provider", &self.observer.provider_id())
             .finish_non_exhaustive()
     }
 }
@@ -114,59 +137,26 @@ impl std::fmt::Debug for DateObservingService {
 impl HttpService for DateObservingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
         let response = self.inner.execute(req).await?;
-        if let Some(server) = response
-            .headers()
-            .get("date")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| httpdate::parse_http_date(v).ok())
-        {
-            if let (Some(server), Some(local)) =
-                (epoch_millis(server), epoch_millis(SystemTime::now()))
-            {
-                // The header is truncated to the second: the server's clock was somewhere in
-                // [server, server + 1000) ms when it answered, so the middle is the estimate.
-                observe_server_time(server + 500, local);
+        if let Some(server) = server_date_millis(response.headers()) {
+            if let Some(local) = epoch_millis(SystemTime::now()) {
+                // The header is truncated to the second; the refresher accounts for that.
+                self.observer.observe_server_time(server, local);
             }
         }
         Ok(response)
     }
 }
 
+/// The `Date` header of a response (RFC 9110 IMF-fixdate, second precision), epoch ms.
+fn server_date_millis(headers: &object_store::HeaderMap) -> Option<i64> {
+    let date = headers.get("date")?.to_str().ok()?;
+    epoch_millis(httpdate::parse_http_date(date).ok()?)
+}
+
 fn epoch_millis(t: SystemTime) -> Option<i64> {
     t.duration_since(UNIX_EPOCH)
         .ok()
         .and_then(|d| i64::try_from(d.as_millis()).ok())
-}
-
-/// No observation yet.
-const UNKNOWN: i64 = i64::MIN;
-
-static OFFSET_MILLIS: AtomicI64 = AtomicI64::new(UNKNOWN);
-
-/// Records that the endpoint's clock read `server_millis` (epoch milliseconds) when the local
-/// clock read `local_millis` (epoch milliseconds). Called for every HTTP response with a
-/// `Date` header; the latest observation wins.
-pub fn observe_server_time(server_millis: i64, local_millis: i64) {
-    let offset = server_millis.saturating_sub(local_millis);
-    // `UNKNOWN` is reserved for "no observation".
-    OFFSET_MILLIS.store(offset.max(UNKNOWN + 1), Ordering::Relaxed);
-}
-
-/// How far the endpoints' clock is ahead of the local clock, in milliseconds (negative: the
-/// local clock is fast), from the latest HTTP response with a `Date` header; `None` before
-/// any. Accurate to about ±500 ms plus the response's network latency (the header has second
-/// precision). A credential refresher adds it to its local clock to judge expiry as the
-/// endpoint will.
-pub fn server_clock_offset_millis() -> Option<i64> {
-    match OFFSET_MILLIS.load(Ordering::Relaxed) {
-        UNKNOWN => None,
-        offset => Some(offset),
-    }
-}
-
-/// The shared connector as the `Arc` `object_store` builders take.
-pub fn shared_connector() -> Arc<SharedHttpConnector> {
-    Arc::new(SharedHttpConnector)
 }
 
 #[cfg(test)]
@@ -181,28 +171,19 @@ mod tests {
                 .with_allow_http(true)
                 .with_config(ClientConfigKey::UserAgent, "shared-connector-test")
         };
-        let a = SharedHttpConnector.connect(&base()).unwrap();
-        let b = SharedHttpConnector.connect(&base()).unwrap();
-        let c = SharedHttpConnector
-            .connect(&base().with_config(ClientConfigKey::Timeout, "7s"))
-            .unwrap();
-        // The Debug output names the shared client's id.
-        let id = |c: &HttpClient| {
-            let text = format!("{c:?}");
-            let start = text.find("id: ").expect("id in Debug") + 4;
-            text[start..].split(',').next().unwrap().to_string()
-        };
-        assert_eq!(id(&a), id(&b));
-        assert_ne!(id(&a), id(&c));
+        let (a, _) = shared_client(&base()).unwrap();
+        let (b, _) = shared_client(&base()).unwrap();
+        let (c, _) = shared_client(&base().with_config(ClientConfigKey::Timeout, "7s")).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
     }
 
     #[test]
-    fn observed_offset_is_server_minus_local() {
-        observe_server_time(10_000, 4_000);
-        assert_eq!(server_clock_offset_millis(), Some(6_000));
-        observe_server_time(1_000, 31_000);
-        assert_eq!(server_clock_offset_millis(), Some(-30_000));
-        observe_server_time(i64::MIN, i64::MAX);
-        assert!(server_clock_offset_millis().is_some());
+    fn date_headers_are_read_as_epoch_millis() {
+        let mut headers = object_store::HeaderMap::new();
+        headers.insert("date", "Sun, 06 Nov 1994 08:49:37 GMT".parse().unwrap());
+        assert_eq!(server_date_millis(&headers), Some(784_111_777_000));
+        headers.insert("date", "not a date".parse().unwrap());
+        assert_eq!(server_date_millis(&headers), None);
     }
 }

@@ -23,7 +23,7 @@ use super::credential::RefreshingAwsCredentialProvider;
 use crate::cloud::http::SharedHttpConnector;
 use crate::error::{Error, RequestFailure, Result};
 use crate::options::{is_credential_key, StorageOptions};
-use crate::refresh::CredentialRefresher;
+use crate::refresh::{CredentialRefresher, RefresherHandle};
 
 /// Most times `object_store` sends a request that failed with a 5xx answer, 429, or (for
 /// idempotent requests) a transport error, not counting the first attempt. A whole number;
@@ -117,9 +117,13 @@ pub fn build_s3_store(
     options: &StorageOptions,
     credentials: AwsCredentials,
 ) -> Result<Arc<dyn ObjectStore>> {
+    let observer: Option<Arc<dyn RefresherHandle>> = match &credentials {
+        AwsCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
+        _ => None,
+    };
     let mut builder = AmazonS3Builder::new()
         .with_bucket_name(bucket)
-        .with_http_connector(SharedHttpConnector)
+        .with_http_connector(SharedHttpConnector::new(observer))
         .with_retry(retry_config(options)?);
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();

@@ -191,7 +191,12 @@ pub fn build_azure_store(
     validate_options(options)?;
     let emulator = use_emulator(options)?;
     let account = resolve_account(uri_account, options, emulator)?;
+    let observer: Option<Arc<dyn crate::refresh::RefresherHandle>> = match &credentials {
+        AzureCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
+        _ => None,
+    };
     let mut builder = MicrosoftAzureBuilder::new()
+        .with_http_connector(crate::cloud::http::SharedHttpConnector::new(observer))
         .with_container_name(container)
         .with_account(&account);
     for (key, value) in options {

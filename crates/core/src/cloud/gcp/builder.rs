@@ -94,7 +94,13 @@ pub fn build_gcs_store(
     options: &StorageOptions,
     credentials: GcpCredentials,
 ) -> Result<Arc<dyn ObjectStore>> {
-    let mut builder = GoogleCloudStorageBuilder::new().with_bucket_name(bucket);
+    let observer: Option<Arc<dyn crate::refresh::RefresherHandle>> = match &credentials {
+        GcpCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
+        _ => None,
+    };
+    let mut builder = GoogleCloudStorageBuilder::new()
+        .with_http_connector(crate::cloud::http::SharedHttpConnector::new(observer))
+        .with_bucket_name(bucket);
     validate_options(options)?;
     let service_account = matches!(credentials, GcpCredentials::ServiceAccount);
     for (key, value) in options {

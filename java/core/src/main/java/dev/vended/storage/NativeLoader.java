@@ -5,18 +5,46 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Properties;
 
 /**
- * Loads {@code libvended_storage_jni} once per class loader.
+ * Loads {@code libvended_storage_jni} once per class loader and checks that it belongs to these
+ * classes.
+ *
+ * <h2>Where the library comes from</h2>
  *
  * <p>If the system property {@value #LIBRARY_PROPERTY} is set, it names the library file to load
  * with {@link System#load} instead of the bundled one (an absolute path; a relative path or a
  * missing file is an {@link UnsatisfiedLinkError} naming it). Use it for a library built
- * separately, e.g. for a platform the jar does not bundle; the project's JUnit suite uses it to
- * load the test build of the library (cargo feature {@code test-hooks}), which the jar never
- * contains. Otherwise the library bundled in the jar under {@code /native/<os>-<arch>/} is
- * extracted to a temporary file and loaded from there.
+ * separately ({@code cargo build --release -p vended-storage-jni}, then {@code
+ * target/release/libvended_storage_jni.so}), e.g. for a platform the jar does not bundle; the
+ * project's JUnit suite uses it to load the test build of the library (cargo feature {@code
+ * test-hooks}), which the jar never contains.
+ *
+ * <p>Otherwise the library bundled in the jar as the resource {@code
+ * /native/<platform>/<file>} is extracted to a temporary file and loaded from there. Platform
+ * names follow the classifiers of the {@code os-maven-plugin} (as the OpenDAL and Netty native
+ * jars do): {@code <os>-<arch>} with {@code os} one of {@code linux}, {@code osx}, {@code windows}
+ * and {@code arch} one of {@code x86_64}, {@code aarch_64}; the file is {@code
+ * libvended_storage_jni.so} (Linux), {@code libvended_storage_jni.dylib} (macOS) or {@code
+ * vended_storage_jni.dll} (Windows). For example {@code /native/linux-x86_64/libvended_storage_jni.so}
+ * or {@code /native/osx-aarch_64/libvended_storage_jni.dylib}. When the library for the running
+ * platform is missing, the {@link UnsatisfiedLinkError} names the detected platform, the platforms
+ * the class path does bundle, and how to build the library from source.
+ *
+ * <h2>Version check</h2>
+ *
+ * <p>Right after loading, before any other native method, the loader calls the library's {@code
+ * nativeAbi()}, which reports its crate version and the number of its JNI contract, and compares
+ * them with the version of these classes (the resource {@code dev/vended/storage/version.properties},
+ * written by the build) and {@link #NATIVE_ABI}. A library from another release, or one that
+ * predates the check, is an {@link UnsatisfiedLinkError} naming both versions, never a crash from
+ * a changed native signature.
+ *
+ * <h2>Class loaders</h2>
  *
  * <p>A JVM can load one native library <em>file</em> into one class loader only. The bundled
  * library is extracted to a new temporary file per class loader, so when this jar is loaded by
@@ -31,7 +59,29 @@ final class NativeLoader {
     /** System property naming an absolute path of the native library to load instead. */
     static final String LIBRARY_PROPERTY = "vended.storage.native.library";
 
+    /**
+     * The number of the JNI contract these classes expect; must equal {@code NATIVE_ABI} in {@code
+     * crates/jni/src/lib.rs}. Bump both whenever a native method is added, removed or renamed, or
+     * changes its parameter or return types.
+     */
+    static final int NATIVE_ABI = 1;
+
+    /** The resource, next to this class, holding {@code version=<the classes' version>}. */
+    static final String VERSION_RESOURCE = "version.properties";
+
+    /** The operating systems a platform name can start with (os-maven-plugin names). */
+    static final List<String> OPERATING_SYSTEMS = List.of("linux", "osx", "windows");
+
+    /** The architectures a platform name can end with (os-maven-plugin names). */
+    static final List<String> ARCHITECTURES = List.of("x86_64", "aarch_64");
+
     private static final String LIBRARY_NAME = "vended_storage_jni";
+
+    private static final String BUILD_HINT =
+            "build the library from the same source release with cargo (cargo build --release -p"
+                    + " vended-storage-jni) and pass -D"
+                    + LIBRARY_PROPERTY
+                    + "=/absolute/path/to/it";
 
     private static boolean loaded;
     private static String failure;
@@ -39,10 +89,10 @@ final class NativeLoader {
     private NativeLoader() {}
 
     /**
-     * Loads the library unless this class loader already did.
+     * Loads the library unless this class loader already did, and checks its version.
      *
-     * @throws UnsatisfiedLinkError when the library cannot be found or loaded (also on every later
-     *     call)
+     * @throws UnsatisfiedLinkError when the library cannot be found or loaded, or is not of this
+     *     release (also on every later call)
      */
     static synchronized void load() {
         if (loaded) {
@@ -52,7 +102,8 @@ final class NativeLoader {
             throw new UnsatisfiedLinkError(failure);
         }
         try {
-            doLoad();
+            String source = doLoad();
+            checkVersion(source);
             loaded = true;
             NativeLog.install();
         } catch (UnsatisfiedLinkError e) {
@@ -61,7 +112,15 @@ final class NativeLoader {
         }
     }
 
-    private static void doLoad() {
+    /**
+     * The JNI contract of the loaded library: {@code "<crate version>/<ABI>"}, e.g. {@code
+     * 0.1.0/1}. Name and signature never change (the JNI symbol {@code
+     * Java_dev_vended_storage_NativeLoader_nativeAbi}).
+     */
+    private static native String nativeAbi();
+
+    /** Loads the library and returns a description of where it came from, for messages. */
+    private static String doLoad() {
         String explicit = System.getProperty(LIBRARY_PROPERTY);
         if (explicit != null && !explicit.isBlank()) {
             Path path = Path.of(explicit.trim());
@@ -74,7 +133,7 @@ final class NativeLoader {
                         "-D" + LIBRARY_PROPERTY + " names no such file: " + explicit);
             }
             System.load(path.toString());
-            return;
+            return path.toString() + " (-D" + LIBRARY_PROPERTY + ")";
         }
 
         String osName = System.getProperty("os.name", "");
@@ -82,33 +141,22 @@ final class NativeLoader {
         String platform = platformDirectory(osName, osArch);
         if (platform == null) {
             throw new UnsatisfiedLinkError(
-                    "vended-storage has no native library for os.name="
-                            + osName
-                            + ", os.arch="
-                            + osArch
-                            + "; build it with cargo and point -D"
-                            + LIBRARY_PROPERTY
-                            + " at it");
+                    missingLibraryMessage(osName, osArch, null, bundledPlatforms()));
         }
-        String fileName = System.mapLibraryName(LIBRARY_NAME);
-        String resource = "/native/" + platform + "/" + fileName;
+        String resource = resourceName(platform);
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new UnsatisfiedLinkError(
-                        "vended-storage native library not found on the class path at "
-                                + resource
-                                + " (platform "
-                                + platform
-                                + " is not bundled in this jar); build it with cargo and point -D"
-                                + LIBRARY_PROPERTY
-                                + " at it");
+                        missingLibraryMessage(osName, osArch, platform, bundledPlatforms()));
             }
+            String fileName = libraryFileName(platform);
             int dot = fileName.lastIndexOf('.');
             Path tmp =
                     Files.createTempFile(fileName.substring(0, dot) + "-", fileName.substring(dot));
             tmp.toFile().deleteOnExit();
             Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
             System.load(tmp.toAbsolutePath().toString());
+            return resource + " (bundled in the jar)";
         } catch (IOException e) {
             UnsatisfiedLinkError error =
                     new UnsatisfiedLinkError(
@@ -121,18 +169,205 @@ final class NativeLoader {
         }
     }
 
+    /** Compares the loaded library's version and ABI with these classes'. */
+    private static void checkVersion(String source) {
+        String javaVersion = javaVersion();
+        String report;
+        try {
+            report = nativeAbi();
+        } catch (UnsatisfiedLinkError e) {
+            UnsatisfiedLinkError error =
+                    new UnsatisfiedLinkError(
+                            "vended-storage: the native library "
+                                    + source
+                                    + " predates these classes (version "
+                                    + javaVersion
+                                    + ", JNI ABI "
+                                    + NATIVE_ABI
+                                    + "): it has no version check; "
+                                    + BUILD_HINT);
+            error.initCause(e);
+            throw error;
+        } catch (RuntimeException e) {
+            UnsatisfiedLinkError error =
+                    new UnsatisfiedLinkError(
+                            "vended-storage: the native library " + source + " failed its version"
+                                    + " check: " + e);
+            error.initCause(e);
+            throw error;
+        }
+        String mismatch = versionMismatch(javaVersion, NATIVE_ABI, report, source);
+        if (mismatch != null) {
+            throw new UnsatisfiedLinkError(mismatch);
+        }
+    }
+
     /**
-     * The resource directory for a platform, e.g. {@code linux-x86_64}, or {@code null} if the
+     * The version of these classes, from {@value #VERSION_RESOURCE}.
+     *
+     * @throws UnsatisfiedLinkError when the resource is missing or was not filled in by the build
+     */
+    static String javaVersion() {
+        Properties p = new Properties();
+        try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            UnsatisfiedLinkError error =
+                    new UnsatisfiedLinkError(
+                            "vended-storage: cannot read dev/vended/storage/"
+                                    + VERSION_RESOURCE
+                                    + ": "
+                                    + e);
+            error.initCause(e);
+            throw error;
+        }
+        String version = p.getProperty("version", "").trim();
+        if (version.isEmpty() || version.contains("${")) {
+            throw new UnsatisfiedLinkError(
+                    "vended-storage: the class path has no usable dev/vended/storage/"
+                            + VERSION_RESOURCE
+                            + " (got '"
+                            + version
+                            + "'); the jar is incomplete: build it with Maven or Gradle, which"
+                            + " write it");
+        }
+        return version;
+    }
+
+    /**
+     * Checks a native library's report against these classes.
+     *
+     * @param javaVersion the version of the Java classes
+     * @param javaAbi the JNI contract number of the Java classes
+     * @param nativeReport what the library's {@code nativeAbi()} returned ({@code
+     *     "<version>/<abi>"}), possibly {@code null} or malformed
+     * @param source where the library came from, for the message
+     * @return {@code null} when both match, otherwise the error message, naming both versions
+     */
+    static String versionMismatch(
+            String javaVersion, int javaAbi, String nativeReport, String source) {
+        String nativeVersion = nativeReport;
+        String nativeAbi = "?";
+        if (nativeReport != null) {
+            int slash = nativeReport.lastIndexOf('/');
+            if (slash >= 0) {
+                nativeVersion = nativeReport.substring(0, slash);
+                nativeAbi = nativeReport.substring(slash + 1);
+            }
+        }
+        if (javaVersion.equals(nativeVersion) && String.valueOf(javaAbi).equals(nativeAbi)) {
+            return null;
+        }
+        return "vended-storage: the native library "
+                + source
+                + " is version "
+                + nativeVersion
+                + " (JNI ABI "
+                + nativeAbi
+                + ") but the Java classes are version "
+                + javaVersion
+                + " (JNI ABI "
+                + javaAbi
+                + "); the classes and the native library must come from the same release: use"
+                + " the jar's own library (unset -D"
+                + LIBRARY_PROPERTY
+                + " if it is set), or "
+                + BUILD_HINT;
+    }
+
+    /**
+     * The error message when no library for the running platform is available.
+     *
+     * @param osName the JVM's {@code os.name}
+     * @param osArch the JVM's {@code os.arch}
+     * @param platform the platform name detected from them, or {@code null} if unsupported
+     * @param bundled the platforms the class path bundles (see {@link #bundledPlatforms})
+     */
+    static String missingLibraryMessage(
+            String osName, String osArch, String platform, List<String> bundled) {
+        StringBuilder m = new StringBuilder("vended-storage: ");
+        if (platform == null) {
+            m.append("no native library for this platform (os.name=")
+                    .append(osName)
+                    .append(", os.arch=")
+                    .append(osArch)
+                    .append("); supported platform names are ")
+                    .append(OPERATING_SYSTEMS)
+                    .append(" x ")
+                    .append(ARCHITECTURES)
+                    .append(", e.g. linux-x86_64");
+        } else {
+            m.append("this class path has no native library for the detected platform ")
+                    .append(platform)
+                    .append(" (os.name=")
+                    .append(osName)
+                    .append(", os.arch=")
+                    .append(osArch)
+                    .append("; resource ")
+                    .append(resourceName(platform))
+                    .append(')');
+        }
+        m.append("; bundled platforms: ");
+        if (bundled.isEmpty()) {
+            m.append("none (the jar is incomplete)");
+        } else {
+            m.append(String.join(", ", bundled));
+        }
+        m.append("; use the vended-storage jar for your platform, or ").append(BUILD_HINT);
+        return m.toString();
+    }
+
+    /**
+     * The platforms whose library the class path bundles, found by probing every supported
+     * platform name.
+     *
+     * @return platform names such as {@code linux-x86_64}, in {@link #OPERATING_SYSTEMS} x {@link
+     *     #ARCHITECTURES} order
+     */
+    static List<String> bundledPlatforms() {
+        List<String> found = new ArrayList<>();
+        for (String os : OPERATING_SYSTEMS) {
+            for (String arch : ARCHITECTURES) {
+                String platform = os + "-" + arch;
+                if (NativeLoader.class.getResource(resourceName(platform)) != null) {
+                    found.add(platform);
+                }
+            }
+        }
+        return found;
+    }
+
+    /** The resource of a platform's library, e.g. {@code /native/linux-x86_64/libvended_storage_jni.so}. */
+    static String resourceName(String platform) {
+        return "/native/" + platform + "/" + libraryFileName(platform);
+    }
+
+    /** The library file name on a platform's operating system. */
+    static String libraryFileName(String platform) {
+        if (platform.startsWith("windows-")) {
+            return LIBRARY_NAME + ".dll";
+        }
+        if (platform.startsWith("osx-")) {
+            return "lib" + LIBRARY_NAME + ".dylib";
+        }
+        return "lib" + LIBRARY_NAME + ".so";
+    }
+
+    /**
+     * The platform name for a JVM's {@code os.name} and {@code os.arch}, normalised as the {@code
+     * os-maven-plugin} does, e.g. {@code linux-x86_64}, {@code osx-aarch_64}; {@code null} if the
      * platform is not supported.
      */
     static String platformDirectory(String osName, String osArch) {
-        String os = osName.toLowerCase(Locale.ROOT);
-        String arch = osArch.toLowerCase(Locale.ROOT);
+        String os = osName.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "");
+        String arch = osArch.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "");
         String osPart;
         if (os.startsWith("linux")) {
             osPart = "linux";
-        } else if (os.startsWith("mac") || os.startsWith("darwin")) {
-            osPart = "darwin";
+        } else if (os.startsWith("mac") || os.startsWith("osx") || os.startsWith("darwin")) {
+            osPart = "osx";
         } else if (os.startsWith("windows")) {
             osPart = "windows";
         } else {
@@ -140,14 +375,16 @@ final class NativeLoader {
         }
         String archPart;
         switch (arch) {
+            case "x8664":
             case "amd64":
-            case "x86_64":
-            case "x86-64":
+            case "ia32e":
+            case "em64t":
+            case "x64":
                 archPart = "x86_64";
                 break;
             case "aarch64":
             case "arm64":
-                archPart = "aarch64";
+                archPart = "aarch_64";
                 break;
             default:
                 return null;

@@ -16,7 +16,7 @@ use s3s::dto::{
 use s3s::path::S3Path;
 use s3s::{S3Error, S3ErrorCode, S3Request, S3Result};
 
-use crate::state::{now_millis, Refusal, Scope, State};
+use crate::state::{Refusal, Scope, State};
 use crate::types::REASON_DENIED;
 
 /// What the checks learned about the request being served.
@@ -171,7 +171,7 @@ impl Access {
         let token = session_token(cx.headers(), cx.uri());
         let scope = self
             .state
-            .authorize(&credentials.access_key, token.as_deref(), now_millis())
+            .authorize(&credentials.access_key, token.as_deref(), self.state.now())
             .map_err(|refusal| {
                 note(|ctx| ctx.outcome = Some(Err(refusal.reason())));
                 refusal_error(refusal)

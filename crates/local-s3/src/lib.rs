@@ -216,6 +216,13 @@ impl LocalS3 {
         self.state.issue(ttl, scope)
     }
 
+    /// Runs this endpoint's clock `offset` milliseconds ahead of the machine's (negative:
+    /// behind): credentials it issues expire, and are judged expired, by that clock, and its
+    /// answers' `Date` header shows it. For tests of clients whose clock is off.
+    pub fn set_clock_offset_millis(&self, offset: i64) {
+        self.state.set_clock_offset_millis(offset);
+    }
+
     /// With `on`, a bulk `DeleteObjects` (`POST /bucket?delete`) signed by a key scoped to a
     /// prefix is refused with 403 `AccessDenied`, whatever keys it names: moto authorizes it
     /// at bucket level. Off (the default), each named key is checked against the scope.

@@ -7,7 +7,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use hyper::body::Incoming;
 use hyper::{Request, StatusCode};
@@ -97,7 +97,17 @@ impl Frontend {
             reason,
             status: status.as_u16(),
         });
-        result
+        let offset = self.state.clock_offset_millis();
+        result.map(|mut resp| {
+            if offset != 0 {
+                // hyper adds a `Date` of the machine's clock only when the answer has none.
+                let when = UNIX_EPOCH + Duration::from_millis(self.state.now().max(0) as u64);
+                if let Ok(v) = httpdate::fmt_http_date(when).parse() {
+                    resp.headers_mut().insert(hyper::header::DATE, v);
+                }
+            }
+            resp
+        })
     }
 }
 

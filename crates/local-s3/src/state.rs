@@ -96,6 +96,8 @@ pub(crate) struct State {
     log: Mutex<VecDeque<RequestRecord>>,
     /// Bulk `DeleteObjects` needs a key scoped to the whole bucket (as moto decides it).
     bulk_delete_bucket_level: std::sync::atomic::AtomicBool,
+    /// How far this endpoint's clock runs ahead of the machine's (negative: behind), ms.
+    clock_offset_millis: std::sync::atomic::AtomicI64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -130,7 +132,29 @@ impl State {
             stats: Mutex::new(HashMap::new()),
             log: Mutex::new(VecDeque::new()),
             bulk_delete_bucket_level: std::sync::atomic::AtomicBool::new(false),
+            clock_offset_millis: std::sync::atomic::AtomicI64::new(0),
         }
+    }
+
+    /// See [`crate::LocalS3::set_clock_offset_millis`].
+    pub fn set_clock_offset_millis(&self, offset: i64) {
+        self.clock_offset_millis
+            .store(offset, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The endpoint's clock (the machine's plus the configured offset), epoch ms: what expiry
+    /// is judged by and what the `Date` header says.
+    pub fn now(&self) -> i64 {
+        now_millis().saturating_add(
+            self.clock_offset_millis
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// The configured clock offset, ms.
+    pub fn clock_offset_millis(&self) -> i64 {
+        self.clock_offset_millis
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// See [`crate::LocalS3::set_bulk_delete_bucket_level`].
@@ -176,7 +200,7 @@ impl State {
     /// Issues a new temporary key valid for `ttl` from now.
     pub fn issue(&self, ttl: Duration, scope: Option<Scope>) -> TemporaryCredentials {
         let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
-        let expires_at_millis = now_millis().saturating_add(ttl_ms);
+        let expires_at_millis = self.now().saturating_add(ttl_ms);
         let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
         let access_key_id = loop {
             let candidate = format!("ASIA{}", random_string(16, UPPER_DIGITS));

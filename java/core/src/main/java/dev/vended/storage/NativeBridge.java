@@ -94,4 +94,73 @@ final class NativeBridge {
      * closed handles are ignored.
      */
     static native void sessionClose(long session);
+
+    // ---------------------------------------------------------------------------------------
+    // Data plane (crates/jni/src/streams.rs, whose top comment documents each call): ranged
+    // reads into Java buffers, whole objects into presized arrays, vectored reads, the multipart
+    // writer handle, listing iterators, conditional puts, server-side copies and renames.
+
+    static native int readRange(
+            long store, String path, long position, String ifMatch, byte[] buf, int off, int len)
+            throws StorageException;
+
+    static native int readRangeDirect(
+            long store,
+            String path,
+            long position,
+            String ifMatch,
+            java.nio.ByteBuffer buf,
+            int off,
+            int len)
+            throws StorageException;
+
+    static native byte[] getAll(long store, String path) throws StorageException;
+
+    static native long getInto(long store, String path, byte[] buf, int off, int len)
+            throws StorageException;
+
+    static native long getIntoDirect(
+            long store, String path, java.nio.ByteBuffer buf, int off, int len)
+            throws StorageException;
+
+    static native byte[][] getRanges(long store, String path, long[] starts, long[] ends)
+            throws StorageException;
+
+    /** {@code mode}: 0 overwrite, 1 create only, 2 if the ETag is {@code eTag}. */
+    static native long writerOpen(
+            long store, String path, long partSize, int maxConcurrency, int mode, String eTag)
+            throws StorageException;
+
+    static native void writerWrite(long writer, byte[] b, int off, int len)
+            throws StorageException;
+
+    static native void writerWriteDirect(long writer, java.nio.ByteBuffer b, int off, int len)
+            throws StorageException;
+
+    /** Returns {@code {eTag, version}}; releases the handle, also when it fails. */
+    static native String[] writerClose(long writer) throws StorageException;
+
+    /** A no-op on a closed or unknown handle. */
+    static native void writerAbort(long writer) throws StorageException;
+
+    static native long listOpen(long store, String prefix) throws StorageException;
+
+    /** 5 strings per object, as {@link #head}; an empty array at the end. */
+    static native String[] listNext(long lister, int maxEntries) throws StorageException;
+
+    static native void listClose(long lister);
+
+    /** Returns {@code {objects (5 strings each), commonPrefixes}}. */
+    static native String[][] listWithDelimiter(long store, String prefix)
+            throws StorageException;
+
+    static native String[] putIf(
+            long store, String path, byte[] data, int off, int len, int mode, String eTag)
+            throws StorageException;
+
+    static native void copyObject(long store, String from, String to, boolean ifNotExists)
+            throws StorageException;
+
+    static native void renameObject(long store, String from, String to, boolean ifNotExists)
+            throws StorageException;
 }

@@ -1,0 +1,125 @@
+package dev.vended.storage;
+
+/**
+ * Options of a {@link SeekableObjectInputStream} ({@link ObjectStore#openInput(String,
+ * ReadOptions)}). Immutable; the {@code with*} methods return modified copies.
+ *
+ * <p>The read-ahead block is {@link #DEFAULT_BLOCK_SIZE} (1 MiB) by default: a Parquet footer (its
+ * 8-byte tail, then the footer, typically tens to hundreds of KiB) is served by one ranged GET of
+ * the object's last block, and column-chunk reads (usually 1 MiB or more) are either served by one
+ * block or go straight into the caller's array, so one-byte and small reads never cross JNI each
+ * and a large read is never split into small requests. Raise it for long sequential scans over
+ * high-latency links; lower it for many small random reads.
+ */
+public final class ReadOptions {
+
+    /** The default read-ahead block: 1 MiB ({@code 1 << 20} bytes). */
+    public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
+
+    private static final ReadOptions DEFAULTS = new ReadOptions(DEFAULT_BLOCK_SIZE, true, -1L, null);
+
+    private final int blockSize;
+    private final boolean pinETag;
+    private final long knownLength;
+    private final String knownETag;
+
+    private ReadOptions(int blockSize, boolean pinETag, long knownLength, String knownETag) {
+        this.blockSize = blockSize;
+        this.pinETag = pinETag;
+        this.knownLength = knownLength;
+        this.knownETag = knownETag;
+    }
+
+    /**
+     * The defaults: 1 MiB blocks, ETag pinned, length from one HEAD at open.
+     *
+     * @return the default options
+     */
+    public static ReadOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /**
+     * Sets the read-ahead block size.
+     *
+     * @param bytes block size in bytes, at least 1
+     * @return a copy with the block size set
+     * @throws IllegalArgumentException if {@code bytes < 1}
+     */
+    public ReadOptions withBlockSize(int bytes) {
+        if (bytes < 1) {
+            throw new IllegalArgumentException("blockSize must be at least 1 byte: " + bytes);
+        }
+        return new ReadOptions(bytes, pinETag, knownLength, knownETag);
+    }
+
+    /**
+     * Whether every ranged read requires the object to still have the ETag it had when the stream
+     * was opened (default {@code true}): an object replaced while it is read then fails with
+     * {@link PreconditionFailedException} instead of mixing bytes of two versions.
+     *
+     * @param pin {@code true} to pin the ETag
+     * @return a copy with the setting
+     */
+    public ReadOptions withPinnedETag(boolean pin) {
+        return new ReadOptions(blockSize, pin, knownLength, knownETag);
+    }
+
+    /**
+     * Uses a length (and ETag) the caller already knows, e.g. from a listing, so that opening the
+     * stream sends no HEAD request.
+     *
+     * @param length the object's size in bytes, not negative
+     * @param eTag its ETag exactly as {@link ObjectMeta#eTag()} gives it, or {@code null}
+     * @return a copy with the length set
+     * @throws IllegalArgumentException if {@code length} is negative
+     */
+    public ReadOptions withKnownLength(long length, String eTag) {
+        if (length < 0) {
+            throw new IllegalArgumentException("length must not be negative: " + length);
+        }
+        return new ReadOptions(blockSize, pinETag, length, eTag);
+    }
+
+    /**
+     * The read-ahead block size.
+     *
+     * @return bytes
+     */
+    public int blockSize() {
+        return blockSize;
+    }
+
+    /**
+     * Whether reads are pinned to the ETag seen at open.
+     *
+     * @return {@code true} when pinned
+     */
+    public boolean pinnedETag() {
+        return pinETag;
+    }
+
+    /**
+     * The length given by {@link #withKnownLength}, or {@code -1} (then a HEAD is sent at open).
+     *
+     * @return bytes, or {@code -1}
+     */
+    public long knownLength() {
+        return knownLength;
+    }
+
+    String knownETag() {
+        return knownETag;
+    }
+
+    @Override
+    public String toString() {
+        return "ReadOptions{blockSize="
+                + blockSize
+                + ", pinETag="
+                + pinETag
+                + ", knownLength="
+                + knownLength
+                + "}";
+    }
+}

@@ -1,0 +1,149 @@
+package dev.vended.storage;
+
+/**
+ * Options of a {@link MultipartOutputStream} ({@link ObjectStore#openOutput(String,
+ * WriteOptions)}). Immutable; the {@code with*} methods return modified copies.
+ *
+ * <p>Memory: the native writer holds at most {@code partSize * (maxConcurrency + 1)} bytes, plus
+ * the stream's own {@link MultipartOutputStream#BUFFER_SIZE} buffer on the Java heap.
+ */
+public final class WriteOptions {
+
+    /** Write mode: replace any existing object. */
+    static final int MODE_OVERWRITE = 0;
+    /** Write mode: fail if an object exists. */
+    static final int MODE_CREATE = 1;
+    /** Write mode: fail unless the object's ETag matches. */
+    static final int MODE_IF_MATCH = 2;
+
+    private static final WriteOptions DEFAULTS = new WriteOptions(0L, 0, MODE_OVERWRITE, null);
+
+    private final long partSize;
+    private final int maxConcurrency;
+    private final int mode;
+    private final String eTag;
+
+    private WriteOptions(long partSize, int maxConcurrency, int mode, String eTag) {
+        this.partSize = partSize;
+        this.maxConcurrency = maxConcurrency;
+        this.mode = mode;
+        this.eTag = eTag;
+    }
+
+    /**
+     * The defaults: 5 MiB parts, 8 parts uploading at once, overwrite.
+     *
+     * @return the default options
+     */
+    public static WriteOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /**
+     * Sets the multipart part size. The store checks it when the stream is opened: S3 and GCS
+     * refuse parts below 5 MiB or above 5 GiB ({@link InvalidOptionsException} naming {@code
+     * part_size}); local files and memory accept any size.
+     *
+     * @param bytes part size in bytes, or {@code 0} for the default (5 MiB)
+     * @return a copy with the part size set
+     * @throws IllegalArgumentException if {@code bytes} is negative
+     */
+    public WriteOptions withPartSize(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("partSize must not be negative: " + bytes);
+        }
+        return new WriteOptions(bytes, maxConcurrency, mode, eTag);
+    }
+
+    /**
+     * Sets how many parts may upload at once; a write blocks while that many are in flight.
+     *
+     * @param parts at least 1, or {@code 0} for the default (8)
+     * @return a copy with the concurrency set
+     * @throws IllegalArgumentException if {@code parts} is negative
+     */
+    public WriteOptions withMaxConcurrency(int parts) {
+        if (parts < 0) {
+            throw new IllegalArgumentException("maxConcurrency must not be negative: " + parts);
+        }
+        return new WriteOptions(partSize, parts, mode, eTag);
+    }
+
+    /**
+     * Create only: closing the stream fails with {@link ObjectAlreadyExistsException} if an object
+     * exists at the path. Atomic at the store for objects up to one part; a multipart object is
+     * checked with a HEAD just before the upload completes.
+     *
+     * @return a copy in create-only mode
+     */
+    public WriteOptions withCreateOnly() {
+        return new WriteOptions(partSize, maxConcurrency, MODE_CREATE, null);
+    }
+
+    /**
+     * Replace only the object whose ETag is {@code eTag}: closing the stream fails with {@link
+     * PreconditionFailedException} otherwise (atomicity as {@link #withCreateOnly()}).
+     *
+     * @param eTag the expected ETag, exactly as {@link ObjectMeta#eTag()} gives it
+     * @return a copy in if-match mode
+     * @throws NullPointerException if {@code eTag} is null
+     */
+    public WriteOptions withIfMatch(String eTag) {
+        return new WriteOptions(
+                partSize,
+                maxConcurrency,
+                MODE_IF_MATCH,
+                java.util.Objects.requireNonNull(eTag, "eTag"));
+    }
+
+    /**
+     * The part size, {@code 0} for the default.
+     *
+     * @return bytes
+     */
+    public long partSize() {
+        return partSize;
+    }
+
+    /**
+     * The number of parts uploading at once, {@code 0} for the default.
+     *
+     * @return parts
+     */
+    public int maxConcurrency() {
+        return maxConcurrency;
+    }
+
+    /**
+     * Whether the stream creates only.
+     *
+     * @return {@code true} in create-only mode
+     */
+    public boolean createOnly() {
+        return mode == MODE_CREATE;
+    }
+
+    /**
+     * The ETag the replaced object must have, or {@code null}.
+     *
+     * @return the ETag or {@code null}
+     */
+    public String ifMatch() {
+        return mode == MODE_IF_MATCH ? eTag : null;
+    }
+
+    int mode() {
+        return mode;
+    }
+
+    @Override
+    public String toString() {
+        return "WriteOptions{partSize="
+                + partSize
+                + ", maxConcurrency="
+                + maxConcurrency
+                + ", mode="
+                + (mode == MODE_CREATE ? "createOnly" : mode == MODE_IF_MATCH ? "ifMatch" : "overwrite")
+                + "}";
+    }
+}

@@ -144,6 +144,23 @@ class StreamsBadInputTest {
     }
 
     @Test
+    void byteBuffersGoThroughTheOutputStream() throws Exception {
+        try (ObjectStore store = memory()) {
+            byte[] data = random((2 << 20) + 3, 6);
+            ByteBuffer direct = ByteBuffer.allocateDirect(data.length);
+            direct.put(data).flip();
+            try (MultipartOutputStream out =
+                    store.openOutput("bb", WriteOptions.defaults().withPartSize(1 << 20))) {
+                out.write(ByteBuffer.wrap(data, 0, 10)); // heap
+                out.write(direct.position(10)); // direct, past the Java buffer: no array copy
+                assertEquals(0, direct.remaining());
+                assertEquals(data.length, out.bytesWritten());
+            }
+            assertArrayEquals(data, store.get("bb"));
+        }
+    }
+
+    @Test
     void badPositionsAndClosedStreamsAreNamed() throws Exception {
         try (ObjectStore store = memory()) {
             store.put("o", random(1000, 4));

@@ -136,8 +136,9 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogFetch<'l>(
 }
 
 /// `static native String[] catalogDescribeTable(String[] keys, String[] values)` (Lance
-/// Namespace specs): one `DescribeTable` call as `[location, table_uri, k1, v1, k2, v2, ...]`;
-/// the first two may be `null`; no pairs when the answer has no `storage_options`.
+/// Namespace specs): one `DescribeTable` call as `[location, table_uri, present, k1, v1, k2, v2,
+/// ...]`; the first two may be `null`; `present` is `"storage_options"` when the answer has
+/// `storage_options`, else `null` (and no pairs follow).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogDescribeTable<'l>(
     mut env: EnvUnowned<'l>,
@@ -148,7 +149,11 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogDescribeTable
     env.with_env(|env| -> BridgeResult<JObject<'l>> {
         let provider = spec(env, LANCE_NAMESPACE, &keys, &values)?.lance_provider()?;
         let d = block_on(provider.describe_table())??;
-        let mut items = vec![d.location, d.table_uri];
+        let present = d
+            .storage_options
+            .as_ref()
+            .map(|_| "storage_options".to_string());
+        let mut items = vec![d.location, d.table_uri, present];
         items.extend(pairs(d.storage_options.unwrap_or_default()));
         string_array(env, items.into_iter())
     })
@@ -194,6 +199,62 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogOpenTable<'l>
         Ok(crate::handles::STORES.insert(Arc::new(store)))
     })
     .resolve::<ThrowCatalog>()
+}
+
+/// `static native long openWithCatalog(String uri, String[] optionKeys, String[] optionValues,
+/// String catalogKind, String[] specKeys, String[] specValues, long leadTimeMillis, long
+/// sessionHandle)`: opens a store exactly like `open`, with the catalog provider the spec
+/// describes built here, natively, as its credential source: a refresh calls the catalog from
+/// Rust and makes no upcall into the JVM. `leadTimeMillis` < 0 = the default lead time;
+/// `sessionHandle` 0 = no session. The options seed the credentials as with `open` (no catalog
+/// call when they hold valid ones).
+///
+/// Failures map like `open`'s ([`ThrowJava`]): a catalog failure while fetching the first
+/// credentials is a `CredentialsException` whose message carries the catalog's; a bad spec is an
+/// `InvalidOptionsException` naming the key (never a value).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_openWithCatalog<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    uri: JString<'l>,
+    option_keys: JObjectArray<'l>,
+    option_values: JObjectArray<'l>,
+    kind: JString<'l>,
+    spec_keys: JObjectArray<'l>,
+    spec_values: JObjectArray<'l>,
+    lead_time_millis: jlong,
+    session_handle: jlong,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let uri = string_arg(env, &uri, "uri")?;
+        let options = read_options(env, &option_keys, &option_values)?;
+        let kind = string_arg(env, &kind, "catalogKind")?;
+        let provider = spec(env, &kind, &spec_keys, &spec_values)?.provider()?;
+        crate::open_store(
+            &uri,
+            options,
+            Some(provider),
+            lead_time_millis,
+            session_handle,
+        )
+    })
+    .resolve::<ThrowJava>()
+}
+
+/// `static native String storeUri(long handle)`: the URI a store was opened at (for a table
+/// opened by name: the catalog's `table_uri` or `location`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_storeUri<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JString<'l> {
+    env.with_env(|env| -> BridgeResult<JString<'l>> {
+        let store = crate::store(handle)?;
+        Ok(env.new_string(store.uri())?)
+    })
+    .resolve::<ThrowJava>()
 }
 
 /// The error policy of the catalog calls: a catalog failure becomes a `CatalogException`,
@@ -261,13 +322,49 @@ fn kind_name(kind: CatalogErrorKind) -> Option<&'static str> {
     })
 }
 
-/// Builds and throws `new CatalogException(Kind.valueOf(kind), catalog, operation, status,
-/// code, message, null)`. The classes are resolved with JNI `FindClass` from the calling Java
-/// thread (the loader of `NativeBridge`, as [`crate::errors`] does). `Ok(false)` when the kind
-/// has no Java constant. The CatalogError carries no secret (the core scrubs header values).
+/// A `CatalogException` for the catalog failure behind `e` (directly, or as the last refresh
+/// error of expired credentials), to be the cause of the exception `e` maps to; `None` when `e`
+/// has no catalog failure or the exception cannot be built (then no exception is left pending).
+pub(crate) fn catalog_cause<'l>(
+    env: &mut Env<'l>,
+    e: &vended_storage::Error,
+) -> Option<JObject<'l>> {
+    let c = catalog_error(e)?;
+    match new_catalog_exception(env, c) {
+        Ok(found) => found,
+        Err(jni_error) => {
+            log::warn!("cannot build a CatalogException ({jni_error}); no catalog cause attached");
+            if env.exception_check() {
+                env.exception_clear();
+            }
+            None
+        }
+    }
+}
+
+/// Builds and throws the `CatalogException` for `c`. `Ok(false)` when the kind has no Java
+/// constant.
 fn throw_catalog_exception(env: &mut Env<'_>, c: &CatalogError) -> jni::errors::Result<bool> {
-    let Some(kind) = kind_name(c.kind) else {
+    let Some(exception) = new_catalog_exception(env, c)? else {
         return Ok(false);
+    };
+    let throwable = env.cast_local::<JThrowable>(exception)?;
+    match env.throw(&throwable) {
+        Ok(()) | Err(jni::errors::Error::JavaException) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// Builds `new CatalogException(Kind.valueOf(kind), catalog, operation, status, code, message,
+/// null)`. The classes are resolved with JNI `FindClass` from the calling Java thread (the
+/// loader of `NativeBridge`, as [`crate::errors`] does). `Ok(None)` when the kind has no Java
+/// constant. The CatalogError carries no secret (the core scrubs header values).
+fn new_catalog_exception<'l>(
+    env: &mut Env<'l>,
+    c: &CatalogError,
+) -> jni::errors::Result<Option<JObject<'l>>> {
+    let Some(kind) = kind_name(c.kind) else {
+        return Ok(None);
     };
     let kind_class =
         env.find_class(jni_str!("dev/vended/storage/catalog/CatalogException$Kind"))?;
@@ -305,11 +402,7 @@ fn throw_catalog_exception(env: &mut Env<'_>, c: &CatalogError) -> jni::errors::
             JValue::Object(&cause),
         ],
     )?;
-    let throwable = env.cast_local::<JThrowable>(exception)?;
-    match env.throw(&throwable) {
-        Ok(()) | Err(jni::errors::Error::JavaException) => Ok(true),
-        Err(e) => Err(e),
-    }
+    Ok(Some(exception))
 }
 
 #[cfg(test)]

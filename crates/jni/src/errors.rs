@@ -5,7 +5,7 @@
 //! | not found | `ObjectNotFoundException` |
 //! | already exists | `ObjectAlreadyExistsException` |
 //! | precondition / not modified | `PreconditionFailedException` |
-//! | provider failure, expired credentials, permission, auth failure | `CredentialsException` (cause: the provider's throwable) |
+//! | provider failure, expired credentials, permission, auth failure | `CredentialsException` (cause: the provider's throwable, or for a catalog spec's native provider a `catalog.CatalogException`) |
 //! | invalid URI or option | `InvalidOptionsException` |
 //! | provider timeout | `StorageTimeoutException` |
 //! | closed store | `java.lang.IllegalStateException` |
@@ -132,7 +132,12 @@ pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()
                 .provider_source()
                 .and_then(|s| s.downcast_ref::<JavaException>())
                 .map(|j| &*j.throwable);
-            throw_with_cause(env, class, &e.to_string(), cause.map(|t| t.as_ref()))
+            if let Some(cause) = cause {
+                return throw_with_cause(env, class, &e.to_string(), Some(cause.as_ref()));
+            }
+            // A catalog provider built natively (a Java catalog spec): its failure as the cause.
+            let catalog = crate::catalog::catalog_cause(env, &e);
+            throw_with_cause(env, class, &e.to_string(), catalog.as_ref())
         }
     }
 }

@@ -144,23 +144,36 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
                 env, &provider, id,
             )?))
         };
-        let refresh = if lead_time_millis < 0 {
-            RefreshConfig::default()
-        } else {
-            RefreshConfig::with_lead_time(Duration::from_millis(lead_time_millis as u64))
-        };
-        let session = match session_handle {
-            0 => None,
-            h => Some(session(h)?),
-        };
-        let _guard = runtime::runtime()?.enter();
-        let mut store = ObjectStoreRegistry::global().open(&uri, options, provider, refresh)?;
-        if let Some(s) = session {
-            store = store.with_session(s);
-        }
-        Ok(handles::STORES.insert(Arc::new(store)))
+        open_store(&uri, options, provider, lead_time_millis, session_handle)
     })
     .resolve::<ThrowJava>()
+}
+
+/// Opens (or reuses) a store in the registry under the runtime, and returns its handle:
+/// `lead_time_millis` < 0 = the default lead time, `session_handle` 0 = no session. Shared by
+/// `open` and `openWithCatalog` (in [`catalog`]).
+pub(crate) fn open_store(
+    uri: &str,
+    options: StorageOptions,
+    provider: Option<Arc<dyn StorageOptionsProvider>>,
+    lead_time_millis: jlong,
+    session_handle: jlong,
+) -> BridgeResult<jlong> {
+    let refresh = if lead_time_millis < 0 {
+        RefreshConfig::default()
+    } else {
+        RefreshConfig::with_lead_time(Duration::from_millis(lead_time_millis as u64))
+    };
+    let session = match session_handle {
+        0 => None,
+        h => Some(session(h)?),
+    };
+    let _guard = runtime::runtime()?.enter();
+    let mut store = ObjectStoreRegistry::global().open(uri, options, provider, refresh)?;
+    if let Some(s) = session {
+        store = store.with_session(s);
+    }
+    Ok(handles::STORES.insert(Arc::new(store)))
 }
 
 #[unsafe(no_mangle)]

@@ -1,5 +1,7 @@
 package dev.vended.storage;
 
+import dev.vended.storage.catalog.CatalogException;
+
 /**
  * The JNI entry points of {@code libvended_storage}. This class is the contract with the Rust side:
  * names, parameter types and return types must match the exported functions exactly.
@@ -94,6 +96,75 @@ final class NativeBridge {
      * closed handles are ignored.
      */
     static native void sessionClose(long session);
+
+    // ---------------------------------------------------------------------------------------
+    // Catalog specs (crates/jni/src/catalog.rs): a kind ("lance-namespace", "iceberg-rest") and
+    // flat keys as crates/core/src/catalog/spec.rs reads them; the protocols run natively.
+
+    /**
+     * The id of the provider a catalog spec describes (no request is sent).
+     *
+     * @throws InvalidOptionsException naming the bad key (never a value)
+     */
+    static native String catalogProviderId(String kind, String[] keys, String[] values)
+            throws StorageException;
+
+    /**
+     * One {@code fetch_storage_options()} call of the spec's provider.
+     *
+     * @return {@code key, value} pairs sorted by key, or {@code null} for none
+     */
+    static native String[] catalogFetch(String kind, String[] keys, String[] values)
+            throws CatalogException, StorageException;
+
+    /**
+     * One Lance Namespace {@code DescribeTable} call (a {@code lance-namespace} spec).
+     *
+     * @return {@code [location, table_uri, present, k1, v1, ...]}; {@code present} is {@code
+     *     null} when the answer has no {@code storage_options}
+     */
+    static native String[] catalogDescribeTable(String[] keys, String[] values)
+            throws CatalogException, StorageException;
+
+    /**
+     * Opens a Lance Namespace table by name with one describe call (a {@code lance-namespace}
+     * spec).
+     *
+     * @param refreshMillis {@code {leadTime, staleWindow, providerTimeout, initialBackoff,
+     *     maxBackoff}} in milliseconds, {@code -1} = the default; {@code null} = all defaults
+     * @param sessionHandle a native session handle, or {@code 0} for none
+     * @return a store handle, never {@code 0}
+     */
+    static native long catalogOpenTable(
+            String[] keys,
+            String[] values,
+            String[] optionKeys,
+            String[] optionValues,
+            long[] refreshMillis,
+            long sessionHandle)
+            throws CatalogException, StorageException;
+
+    /**
+     * Opens (or reuses) a store like {@link #open}, whose provider is the catalog provider the
+     * spec describes, built natively: refreshes make no upcall.
+     *
+     * @param leadTimeMillis refresh lead time in milliseconds; negative for the default
+     * @param sessionHandle a native session handle, or {@code 0} for none
+     * @return a handle, never {@code 0}
+     */
+    static native long openWithCatalog(
+            String uri,
+            String[] optionKeys,
+            String[] optionValues,
+            String catalogKind,
+            String[] specKeys,
+            String[] specValues,
+            long leadTimeMillis,
+            long sessionHandle)
+            throws StorageException;
+
+    /** The URI the store was opened at. */
+    static native String storeUri(long handle) throws StorageException;
 
     // ---------------------------------------------------------------------------------------
     // Data plane (crates/jni/src/streams.rs, whose top comment documents each call): ranged

@@ -233,13 +233,11 @@ public final class ObjectStore implements AutoCloseable {
         NativeLoader.load();
         long h;
         if (session == null) {
-            h = NativeBridge.open(uri, keys, values, provider, providerId, leadMillis, 0L);
+            h = openNative(uri, keys, values, provider, providerId, leadMillis, 0L);
         } else {
             long sessionHandle = session.acquire();
             try {
-                h =
-                        NativeBridge.open(
-                                uri, keys, values, provider, providerId, leadMillis, sessionHandle);
+                h = openNative(uri, keys, values, provider, providerId, leadMillis, sessionHandle);
             } finally {
                 session.release();
             }
@@ -998,6 +996,47 @@ public final class ObjectStore implements AutoCloseable {
             throw new IllegalStateException("native " + operation + " returned null");
         }
         return value;
+    }
+
+    /**
+     * {@link NativeBridge#open}, or for a {@link CatalogSpecProvider} {@link
+     * NativeBridge#openWithCatalog}: the native side then builds the catalog provider itself, so
+     * refreshes make no upcall into the JVM.
+     */
+    private static long openNative(
+            String uri,
+            String[] keys,
+            String[] values,
+            StorageOptionsProvider provider,
+            String providerId,
+            long leadMillis,
+            long sessionHandle)
+            throws StorageException {
+        if (provider instanceof CatalogSpecProvider) {
+            CatalogSpecProvider spec = (CatalogSpecProvider) provider;
+            String[][] flat = spec.nativeSpec();
+            return NativeBridge.openWithCatalog(
+                    uri, keys, values, spec.catalogKind(), flat[0], flat[1], leadMillis, sessionHandle);
+        }
+        return NativeBridge.open(uri, keys, values, provider, providerId, leadMillis, sessionHandle);
+    }
+
+    /**
+     * Wraps a store handle the native side opened by other means (a catalog table opened by
+     * name); closes the handle if its URI cannot be read.
+     */
+    static ObjectStore ofHandle(long handle) throws StorageException {
+        if (handle == 0L) {
+            throw new IllegalStateException("native library returned no store handle");
+        }
+        String uri;
+        try {
+            uri = NativeBridge.storeUri(handle);
+        } catch (StorageException | RuntimeException e) {
+            NativeBridge.close(handle);
+            throw e;
+        }
+        return new ObjectStore(uri, handle);
     }
 
     static long leadTimeMillis(Duration leadTime) {

@@ -4,17 +4,19 @@ import java.io.IOException;
 
 /**
  * A failed catalog call: which catalog and operation, the HTTP status, and the catalog's own error
- * message and code. Thrown by the catalog providers of this package; inside a store, the native
- * side reports it (class and message) as the cause of a failed credential refresh.
+ * message and code. The catalog protocols run natively; the native library builds this exception
+ * (through the public constructor) when a call made from Java fails ({@code fetchStorageOptions()},
+ * {@code describeTable()}, {@code openTable(...)}), and attaches one as the cause of the {@link
+ * dev.vended.storage.CredentialsException} a store throws when a refresh by a catalog spec failed.
  *
  * <p>The message never contains a header value (bearer token, API key): any occurrence of one in
  * the catalog's error text is replaced by {@code ***}.
  *
- * <p>The providers never retry by themselves. A store's credential refresher retries every failed
- * refresh with exponential backoff (1 s doubling to 30 s by default) while its credentials are
- * valid, and again on the next request once they have expired, so a permanent failure (404, 401,
- * 403) is also retried, at that slow pace; {@link #isRetryable()} tells which failures may heal by
- * themselves.
+ * <p>A catalog call is never retried by itself. Inside a store, the credential refresher retries a
+ * failed refresh while its credentials are valid, and again on a later request once they have
+ * expired: a failure that {@link #isRetryable()} calls transient (5xx, timeouts) with exponential
+ * backoff (1 s doubling to 30 s by default), a permanent one (404, 401, 403, a malformed answer)
+ * at the slowest pace (30 s by default) from the start.
  */
 public class CatalogException extends IOException {
 
@@ -42,11 +44,17 @@ public class CatalogException extends IOException {
         MISSING_FIELD
     }
 
+    /** @serial The kind of failure. */
     private final Kind kind;
+    /** @serial The catalog protocol. */
     private final String catalog;
+    /** @serial What was being done. */
     private final String operation;
+    /** @serial The HTTP status, or -1. */
     private final int statusCode;
+    /** @serial The catalog's error code, or null. */
     private final String errorCode;
+    /** @serial The catalog's message. */
     private final String catalogMessage;
 
     /**
@@ -77,35 +85,57 @@ public class CatalogException extends IOException {
         this.catalogMessage = catalogMessage;
     }
 
-    /** The kind of failure. */
+    /**
+     * The kind of failure.
+     *
+     * @return the kind
+     */
     public Kind kind() {
         return kind;
     }
 
-    /** The catalog protocol, e.g. {@code "Lance Namespace"} or {@code "Iceberg REST"}. */
+    /**
+     * The catalog protocol, e.g. {@code "Lance Namespace"} or {@code "Iceberg REST"}.
+     *
+     * @return the protocol's name
+     */
     public String catalog() {
         return catalog;
     }
 
-    /** What was being done. */
+    /**
+     * What was being done, e.g. {@code "describe table 'db$t' at http://h:1"}.
+     *
+     * @return the operation
+     */
     public String operation() {
         return operation;
     }
 
-    /** The HTTP status, or {@code -1} when the catalog did not answer (timeout, connection). */
+    /**
+     * The HTTP status.
+     *
+     * @return the status, or {@code -1} when the catalog did not answer (timeout, connection)
+     */
     public int statusCode() {
         return statusCode;
     }
 
     /**
      * The catalog's error code or type: Lance {@code code} (e.g. {@code "4 TableNotFound"}),
-     * Iceberg {@code error.type} (e.g. {@code "NoSuchTableException"}); {@code null} if none.
+     * Iceberg {@code error.type} (e.g. {@code "NoSuchTableException"}).
+     *
+     * @return the code, or {@code null} if none
      */
     public String errorCode() {
         return errorCode;
     }
 
-    /** The catalog's own message, or what was wrong with its answer. */
+    /**
+     * The catalog's own message, or what was wrong with its answer.
+     *
+     * @return the message (free of secrets)
+     */
     public String catalogMessage() {
         return catalogMessage;
     }

@@ -1,24 +1,24 @@
 package dev.vended.storage.catalog;
 
-import dev.vended.storage.StorageOptionsProvider;
+import dev.vended.storage.CatalogSpecProvider;
+import dev.vended.storage.Redaction;
+import dev.vended.storage.StorageException;
 
 import java.io.InvalidObjectException;
 import java.io.ObjectStreamException;
-import java.io.Serializable;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Vends a table's storage options through the Iceberg REST catalog's {@code loadCredentials}
- * operation.
+ * The spec of a table served by an Iceberg REST catalog, whose {@code loadCredentials} operation
+ * vends the table's storage credentials. The protocol is implemented once, natively (Rust, {@code
+ * crates/core/src/catalog/iceberg.rs}); this class only holds the catalog URI, prefix, namespace,
+ * table, location, headers and timeout.
  *
  * <p>Protocol (the Apache Iceberg REST catalog OpenAPI specification, {@code
  * open-api/rest-catalog-open-api.yaml}):
@@ -37,52 +37,43 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>{@code {prefix}} is the catalog's optional path prefix (left out when unset); a multi-level
  * namespace joins its parts with the unit separator {@code 0x1F} (sent as {@code %1F}) unless set
- * otherwise. The credential used is the one whose {@code prefix} is the longest string prefix of
- * the table location (as Iceberg's own clients choose; {@code s3a://} and {@code s3n://} count as
- * {@code s3://}). Its {@code config} is mapped to this library's storage options:
- *
- * <table>
- *   <caption>Key mapping</caption>
- *   <tr><th>Iceberg key</th><th>storage option</th></tr>
- *   <tr><td>{@code s3.access-key-id}</td><td>{@code aws_access_key_id}</td></tr>
- *   <tr><td>{@code s3.secret-access-key}</td><td>{@code aws_secret_access_key}</td></tr>
- *   <tr><td>{@code s3.session-token}</td><td>{@code aws_session_token}</td></tr>
- *   <tr><td>{@code s3.session-token-expires-at-ms}</td><td>{@code expires_at_millis}</td></tr>
- *   <tr><td>{@code gcs.oauth2.token}</td><td>{@code google_bearer_token}</td></tr>
- *   <tr><td>{@code gcs.oauth2.token-expires-at} (epoch ms)</td><td>{@code expires_at_millis}</td></tr>
- *   <tr><td>{@code adls.sas-token.{account}}</td><td>{@code azure_storage_sas_token}, and {@code
- *       azure_storage_account_name} = the first label of {@code {account}}</td></tr>
- *   <tr><td>{@code adls.sas-token-expires-at-ms.{account}}</td><td>{@code expires_at_millis}</td></tr>
- * </table>
- *
- * <p>Other keys ({@code s3.endpoint}, {@code client.region}, ...) are not mapped: the store's
- * endpoint and region are the caller's own options, which a refresh keeps. A credential without an
- * expiry is returned without {@code expires_at_millis}: the store uses it until the storage
- * endpoint rejects it, then fetches again.
+ * otherwise. The credential used is the one whose {@code prefix} is the longest prefix of the table
+ * location ({@code s3a://} and {@code s3n://} count as {@code s3://}); its {@code config} is mapped
+ * to this library's storage options ({@code s3.access-key-id} to {@code aws_access_key_id}, {@code
+ * s3.session-token-expires-at-ms} to {@code expires_at_millis}, {@code gcs.oauth2.token} to {@code
+ * google_bearer_token}, {@code adls.sas-token.{account}} to {@code azure_storage_sas_token} and
+ * {@code azure_storage_account_name}, ...; the native documentation has the full table). Other keys
+ * ({@code s3.endpoint}, {@code client.region}, ...) are not mapped: the store's endpoint and region
+ * are the caller's own options, which a refresh keeps.
  *
  * <pre>{@code
- * IcebergRestStorageOptionsProvider provider =
+ * IcebergRestStorageOptionsProvider table =
  *         IcebergRestStorageOptionsProvider.builder(
  *                         "https://catalog.example/api/catalog", List.of("db"), "orders",
  *                         "s3://warehouse/db/orders")
  *                 .prefix("prod")
- *                 .token(oauthToken)
+ *                 .bearerToken(oauthToken)
  *                 .build();
  * Map<String, String> initial = new HashMap<>(Map.of("aws_region", "eu-west-1"));
- * initial.putAll(provider.fetchStorageOptions());
- * try (ObjectStore store = ObjectStore.open("s3://warehouse/db/orders", initial, provider)) { ... }
+ * initial.putAll(table.fetchStorageOptions());
+ * try (ObjectStore store = ObjectStore.open("s3://warehouse/db/orders", initial, table)) { ... }
  * }</pre>
+ *
+ * <p>A store opened with this spec as its provider gets the native provider the spec describes:
+ * its refreshes call the catalog from native code, never back into the JVM.
  *
  * <p>{@link #providerId()} is {@code
  * iceberg-rest:{uri}:{prefix}:{namespace}.{table}:{location}:auth={fingerprint}}, the fingerprint
- * being a keyed hash (HMAC-SHA256, random key per JVM) of the headers, token included. The provider
- * is {@link Serializable} (headers included: treat the serialized form as a secret; the HTTP client
- * is rebuilt on arrival). {@link #toString()}, the id and every exception message never contain a
- * header value. Failures are {@link CatalogException}s; the provider never retries by itself.
- * Instances are thread-safe.
+ * being a keyed hash (random key per process) of the headers, token included.
+ *
+ * <p>The spec is {@link java.io.Serializable} and its serialized form <b>contains the header values
+ * (the token) in clear</b>, so that a copy shipped to another JVM (a Spark executor) can still call
+ * the catalog. Serializing it is the caller's choice: treat the bytes as a secret. {@link
+ * #toString()}, the id and every exception message never contain a header value. Failures are
+ * {@link CatalogException}s; a call is never retried by itself. Instances are immutable and
+ * thread-safe.
  */
-public final class IcebergRestStorageOptionsProvider
-        implements StorageOptionsProvider, Serializable {
+public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider {
 
     private static final long serialVersionUID = 1L;
 
@@ -92,23 +83,26 @@ public final class IcebergRestStorageOptionsProvider
     /** The default timeout of one call, connection included: 10 s. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
-    private static final String CATALOG = "Iceberg REST";
+    private static final String KIND = "iceberg-rest";
 
+    /** @serial The catalog base URL as given. */
     private final String uri;
+    /** @serial The catalog path prefix, empty for none. */
     private final String prefix;
+    /** @serial The namespace's parts. */
     private final ArrayList<String> namespace;
+    /** @serial The table name. */
     private final String table;
+    /** @serial The table location. */
     private final String location;
+    /** @serial The separator of namespace parts. */
     private final String separator;
+    /** @serial Headers (name, value); the values are secrets. */
     private final LinkedHashMap<String, String> headers;
+    /** @serial The timeout of one call, milliseconds. */
     private final long timeoutMillis;
 
-    private final transient URI credentialsUri;
-    private final transient String shown;
-    private final transient String dotted;
-    private final transient String providerId;
-    private final transient CatalogHttp http;
-    private final transient AtomicLong calls;
+    private final transient AtomicLong calls = new AtomicLong();
 
     private IcebergRestStorageOptionsProvider(
             String uri,
@@ -119,70 +113,32 @@ public final class IcebergRestStorageOptionsProvider
             String separator,
             Map<String, String> headers,
             long timeoutMillis) {
-        URI base = CatalogHttp.baseUri(uri, "the catalog URI");
-        Objects.requireNonNull(namespace, "namespace");
-        if (namespace.isEmpty() || namespace.stream().anyMatch(p -> p == null || p.isEmpty())) {
-            throw new IllegalArgumentException(
-                    "the namespace " + namespace + " must have at least one part and no empty part");
-        }
-        if (table == null || table.isEmpty()) {
-            throw new IllegalArgumentException("the table name must not be empty");
-        }
-        if (location == null || location.isBlank()) {
-            throw new IllegalArgumentException("the table location must not be empty");
-        }
+        this.uri = Objects.requireNonNull(uri, "uri");
+        this.prefix = prefix == null ? "" : prefix;
+        this.namespace = new ArrayList<>(Objects.requireNonNull(namespace, "namespace"));
+        this.table = Objects.requireNonNull(table, "table");
+        this.location = Objects.requireNonNull(location, "location");
         if (separator == null || separator.isEmpty()) {
             throw new IllegalArgumentException("the namespace separator must not be empty");
         }
-        if (timeoutMillis <= 0) {
-            throw new IllegalArgumentException("the timeout must be positive");
-        }
-        CatalogHttp.validateHeaders(headers);
-        String p = prefix == null ? "" : prefix.replaceAll("^/+|/+$", "");
-        this.uri = uri;
-        this.prefix = p;
-        this.namespace = new ArrayList<>(namespace);
-        this.table = table;
-        this.location = location;
         this.separator = separator;
-        this.headers = new LinkedHashMap<>(headers);
-        this.timeoutMillis = timeoutMillis;
-        List<String> segments = new ArrayList<>();
-        segments.add("v1");
-        for (String s : p.split("/")) {
-            if (!s.isEmpty()) {
-                segments.add(s);
+        for (String part : this.namespace) {
+            Objects.requireNonNull(part, "a namespace part");
+            // The flat spec joins the parts with the separator: a part holding it would be split.
+            if (part.contains(separator)) {
+                throw new IllegalArgumentException(
+                        "the namespace part '" + part + "' contains the namespace separator");
             }
         }
-        segments.addAll(
-                List.of(
-                        "namespaces",
-                        String.join(separator, namespace),
-                        "tables",
-                        table,
-                        "credentials"));
-        this.credentialsUri = CatalogHttp.withSegments(base, segments);
-        this.shown = CatalogHttp.displayUrl(base);
-        this.dotted = String.join(".", namespace) + "." + table;
-        this.providerId =
-                "iceberg-rest:"
-                        + shown
-                        + ":"
-                        + p
-                        + ":"
-                        + dotted
-                        + ":"
-                        + location
-                        + ":auth="
-                        + CatalogHttp.authId(this.headers);
-        this.http = new CatalogHttp(CATALOG, this.headers, Duration.ofMillis(timeoutMillis));
-        this.calls = new AtomicLong();
+        this.headers = new LinkedHashMap<>(headers);
+        this.timeoutMillis = timeoutMillis;
+        validate();
     }
 
     /**
-     * Starts building a provider for table {@code table} in {@code namespace} of the catalog at
-     * {@code uri} (its base URL, without {@code /v1}), whose data lives at {@code location} (the
-     * table metadata's {@code location}).
+     * Starts building the spec of table {@code table} in {@code namespace} of the catalog at {@code
+     * uri} (its base URL, without {@code /v1}), whose data lives at {@code location} (the table
+     * metadata's {@code location}).
      *
      * @param uri the catalog base URL
      * @param namespace the namespace's parts, outermost first
@@ -195,9 +151,30 @@ public final class IcebergRestStorageOptionsProvider
         return new Builder(uri, namespace, table, location);
     }
 
+    @Override
+    protected String catalogKind() {
+        return KIND;
+    }
+
+    @Override
+    protected Map<String, String> catalogSpec() {
+        Map<String, String> spec = new LinkedHashMap<>();
+        spec.put("uri", uri);
+        if (!prefix.isEmpty()) {
+            spec.put("prefix", prefix);
+        }
+        spec.put("namespace", String.join(separator, namespace));
+        spec.put("namespace_separator", separator);
+        spec.put("table", table);
+        spec.put("location", location);
+        spec.put("timeout_millis", Long.toString(timeoutMillis));
+        headers.forEach((name, value) -> spec.put("header." + name, value));
+        return spec;
+    }
+
     /**
-     * Calls {@code loadCredentials} and returns the mapped options of the credential whose prefix
-     * best matches the table location.
+     * Calls {@code loadCredentials} once and returns the mapped options of the credential whose
+     * prefix best matches the table location.
      *
      * @return the storage options (credentials, and {@code expires_at_millis} when the catalog
      *     sent an expiry)
@@ -205,161 +182,48 @@ public final class IcebergRestStorageOptionsProvider
      *     error.type}), timeouts, connection failures, an answer that is not a {@code
      *     LoadCredentialsResponse}, no {@code storage-credentials}, or no credential whose prefix
      *     matches the location (the message lists the prefixes)
-     * @throws InterruptedException if interrupted while waiting for the answer
+     * @throws StorageException if the native library fails otherwise
+     * @throws InterruptedException if the calling thread is interrupted before the call
      */
     @Override
-    public Map<String, String> fetchStorageOptions() throws CatalogException, InterruptedException {
+    public Map<String, String> fetchStorageOptions()
+            throws CatalogException, StorageException, InterruptedException {
         calls.incrementAndGet();
-        HttpRequest.Builder request = HttpRequest.newBuilder(credentialsUri).GET();
-        Object answer = http.sendJson(request, operation(), IcebergRestStorageOptionsProvider::errorBody);
-        if (!(answer instanceof Map)) {
-            throw malformed(
-                    "the answer is a JSON "
-                            + Json.typeOf(answer)
-                            + ", expected a LoadCredentialsResponse object");
-        }
-        Object list = ((Map<?, ?>) answer).get("storage-credentials");
-        if (list == null) {
-            throw missing("the answer has no storage-credentials");
-        }
-        if (!(list instanceof List)) {
-            throw malformed(
-                    "'storage-credentials' is a JSON " + Json.typeOf(list) + ", expected an array");
-        }
-        List<?> entries = (List<?>) list;
-        if (entries.isEmpty()) {
-            throw missing("the answer's storage-credentials list is empty");
-        }
-        String target = normalize(location);
-        List<String> prefixes = new ArrayList<>();
-        Object best = null;
-        int bestLength = -1;
-        for (int i = 0; i < entries.size(); i++) {
-            Object e = entries.get(i);
-            Object p = e instanceof Map ? ((Map<?, ?>) e).get("prefix") : null;
-            if (!(p instanceof String)) {
-                throw malformed("storage-credentials[" + i + "] has no string 'prefix'");
-            }
-            Object config = ((Map<?, ?>) e).get("config");
-            if (config == null) {
-                throw malformed("storage-credentials[" + i + "] has no 'config'");
-            }
-            prefixes.add((String) p);
-            String np = normalize((String) p);
-            if (target.startsWith(np) && np.length() > bestLength) {
-                best = config;
-                bestLength = np.length();
-            }
-        }
-        if (best == null) {
-            throw missing(
-                    "no storage credential's prefix matches the table location "
-                            + location
-                            + " (prefixes: "
-                            + prefixes
-                            + ")");
-        }
-        String[] problem = new String[1];
-        Map<String, String> config = CatalogHttp.stringMap(best, "config", problem);
-        if (config == null) {
-            throw malformed(problem[0]);
-        }
-        return mapConfig(config, location);
-    }
-
-    /** Maps Iceberg FileIO credential keys to storage options (see the class description). */
-    static Map<String, String> mapConfig(Map<String, String> config, String location) {
-        Map<String, String> out = new LinkedHashMap<>();
-        String[][] simple = {
-            {"s3.access-key-id", "aws_access_key_id"},
-            {"s3.secret-access-key", "aws_secret_access_key"},
-            {"s3.session-token", "aws_session_token"},
-            {"s3.session-token-expires-at-ms", "expires_at_millis"},
-            {"gcs.oauth2.token", "google_bearer_token"},
-            {"gcs.oauth2.token-expires-at", "expires_at_millis"},
-        };
-        for (String[] m : simple) {
-            String v = config.get(m[0]);
-            if (v != null) {
-                out.put(m[1], v);
-            }
-        }
-        String sas = "adls.sas-token.";
-        String sasExpires = "adls.sas-token-expires-at-ms.";
-        TreeSet<String> accounts = new TreeSet<>();
-        for (String k : config.keySet()) {
-            if (k.startsWith(sas)) {
-                accounts.add(k.substring(sas.length()));
-            }
-        }
-        if (!accounts.isEmpty()) {
-            String host = null;
-            try {
-                host = URI.create(location).getHost();
-            } catch (IllegalArgumentException e) {
-                // no host to match
-            }
-            String chosen = accounts.first();
-            for (String a : accounts) {
-                if (a.equals(host) || (host != null && firstLabel(a).equals(firstLabel(host)))) {
-                    chosen = a;
-                    break;
-                }
-            }
-            out.put("azure_storage_sas_token", config.get(sas + chosen));
-            out.put("azure_storage_account_name", firstLabel(chosen));
-            String exp = config.get(sasExpires + chosen);
-            if (exp != null) {
-                out.put("expires_at_millis", exp);
-            }
-        }
-        return out;
-    }
-
-    private static String firstLabel(String host) {
-        int dot = host.indexOf('.');
-        return dot < 0 ? host : host.substring(0, dot);
-    }
-
-    private static String normalize(String uri) {
-        if (uri.startsWith("s3a://") || uri.startsWith("s3n://")) {
-            return "s3://" + uri.substring(6);
-        }
-        return uri;
+        return super.fetchStorageOptions();
     }
 
     /**
-     * {@code iceberg-rest:{uri}:{prefix}:{namespace}.{table}:{location}:auth={fingerprint}}; never
-     * contains a header value.
+     * How many {@code loadCredentials} calls were made through this object from Java ({@link
+     * #fetchStorageOptions()}), successful or not. The refreshes of a store opened with this spec
+     * run natively and are not counted here: see {@link
+     * dev.vended.storage.ObjectStore#refreshStats()}. A deserialized copy starts at 0.
+     *
+     * @return the count
      */
-    @Override
-    public String providerId() {
-        return providerId;
-    }
-
-    /** How many {@code loadCredentials} calls this instance has sent (successful or not). */
     public long calls() {
         return calls.get();
     }
 
-    /** The URL this provider calls (tokens travel in headers, never in the URL). */
-    public String credentialsUrl() {
-        return credentialsUri.toString();
-    }
-
-    /** The table location credentials are chosen for. */
+    /**
+     * The table location credentials are chosen for.
+     *
+     * @return the location as given
+     */
     public String location() {
         return location;
     }
 
+    /** Prints the URI (redacted), prefix, table, location and header names (never values). */
     @Override
     public String toString() {
         return "IcebergRestStorageOptionsProvider{uri="
-                + shown
+                + Redaction.redactUri(uri)
                 + ", prefix="
                 + prefix
+                + ", namespace="
+                + namespace
                 + ", table="
-                + dotted
+                + table
                 + ", location="
                 + location
                 + ", headers="
@@ -369,34 +233,12 @@ public final class IcebergRestStorageOptionsProvider
                 + "}";
     }
 
-    private String operation() {
-        return "load credentials of table '" + dotted + "' at " + shown;
-    }
-
-    private CatalogException malformed(String message) {
-        return http.error(CatalogException.Kind.MALFORMED_RESPONSE, operation(), 200, null, message);
-    }
-
-    private CatalogException missing(String message) {
-        return http.error(CatalogException.Kind.MISSING_FIELD, operation(), 200, null, message);
-    }
-
-    /** {@code [message, type]} of an {@code IcebergErrorResponse}. */
-    private static String[] errorBody(Object body) {
-        if (body instanceof Map) {
-            Object e = ((Map<?, ?>) body).get("error");
-            if (e instanceof Map) {
-                return new String[] {CatalogHttp.text(e, "message"), CatalogHttp.text(e, "type")};
-            }
-            if (e instanceof String) {
-                return new String[] {(String) e, null};
-            }
-            return new String[] {CatalogHttp.text(body, "message"), null};
-        }
-        return new String[] {null, null};
-    }
-
-    /** Rebuilds the transient state (HTTP client, id, counters) after deserialization. */
+    /**
+     * Checks the deserialized spec as the builder does, with a fresh call counter.
+     *
+     * @return the checked spec
+     * @throws ObjectStreamException (an {@link InvalidObjectException}) when it is not valid
+     */
     private Object readResolve() throws ObjectStreamException {
         try {
             return new IcebergRestStorageOptionsProvider(
@@ -438,25 +280,35 @@ public final class IcebergRestStorageOptionsProvider
         }
 
         /**
-         * Sends {@code Authorization: Bearer {token}}.
+         * Sends {@code Authorization: Bearer {token}} (replaces any {@code Authorization} header).
+         *
+         * @param token the OAuth2 token
+         * @return this builder
+         */
+        public Builder bearerToken(String token) {
+            return header("Authorization", "Bearer " + Objects.requireNonNull(token, "token"));
+        }
+
+        /**
+         * The same as {@link #bearerToken(String)}.
          *
          * @param token the OAuth2 token
          * @return this builder
          */
         public Builder token(String token) {
-            return header("Authorization", "Bearer " + Objects.requireNonNull(token, "token"));
+            return bearerToken(token);
         }
 
         /**
          * A header sent with every request; its value is a secret that never appears in ids,
-         * messages or {@code toString}. Setting a name again replaces it.
+         * messages or {@code toString}. Setting a name again (in any case) replaces it.
          *
          * @param name the header name
          * @param value the header value
          * @return this builder
          */
         public Builder header(String name, String value) {
-            headers.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+            LanceNamespaceStorageOptionsProvider.putHeader(headers, name, value);
             return this;
         }
 
@@ -475,7 +327,7 @@ public final class IcebergRestStorageOptionsProvider
         /**
          * The timeout of one call, connection included (default 10 s).
          *
-         * @param timeout a positive duration
+         * @param timeout a positive duration of at least 1 ms
          * @return this builder
          */
         public Builder timeout(Duration timeout) {
@@ -484,12 +336,13 @@ public final class IcebergRestStorageOptionsProvider
         }
 
         /**
-         * Builds the provider; sends no request.
+         * Builds the spec and checks it natively; sends no request.
          *
-         * @return the provider
+         * @return the spec
          * @throws IllegalArgumentException when the URI is not an http(s) URL, the namespace is
-         *     empty or has an empty part, the table or location is empty, the separator is empty,
-         *     a header cannot be sent (named, value never quoted) or the timeout is not positive
+         *     empty or has an empty part or a part containing the separator, the table or location
+         *     is empty, the separator is empty, a header cannot be sent (named, value never
+         *     quoted) or the timeout is not at least 1 ms
          */
         public IcebergRestStorageOptionsProvider build() {
             return new IcebergRestStorageOptionsProvider(
@@ -500,7 +353,21 @@ public final class IcebergRestStorageOptionsProvider
                     location,
                     separator,
                     headers,
-                    timeout.toMillis());
+                    LanceNamespaceStorageOptionsProvider.timeoutMillis(timeout));
+        }
+
+        /** Prints the URI (redacted), table and header names. */
+        @Override
+        public String toString() {
+            return "IcebergRestStorageOptionsProvider.Builder{uri="
+                    + Redaction.redactUri(uri)
+                    + ", namespace="
+                    + namespace
+                    + ", table="
+                    + table
+                    + ", headers="
+                    + headers.keySet()
+                    + "}";
         }
     }
 }

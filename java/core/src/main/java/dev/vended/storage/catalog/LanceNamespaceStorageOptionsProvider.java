@@ -1,16 +1,13 @@
 package dev.vended.storage.catalog;
 
+import dev.vended.storage.CatalogSpecProvider;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.Redaction;
 import dev.vended.storage.StorageException;
-import dev.vended.storage.StorageOptionsProvider;
 
 import java.io.IOException;
 import java.io.InvalidObjectException;
 import java.io.ObjectStreamException;
-import java.io.Serializable;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,14 +19,16 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Vends a table's storage options through the Lance Namespace REST {@code DescribeTable} operation.
+ * The spec of a table served by a Lance Namespace REST catalog, whose {@code DescribeTable}
+ * operation vends the table's storage options. The protocol is implemented once, natively (Rust,
+ * {@code crates/core/src/catalog/lance.rs}); this class only holds the endpoint, the table id, the
+ * headers and the timeout.
  *
  * <p>Protocol (the Lance Namespace REST specification, {@code lance-namespace} 0.13; reference
  * server: PyPI {@code pylance} 14.0.2, {@code lance.namespace.RestAdapter}):
  *
  * <pre>
  * POST {endpoint}/v1/table/{id}/describe        id = the table id's parts joined by "$"
- * Content-Type: application/json
  * {"id": ["db", "orders"], "vend_credentials": true, "with_table_uri": true}
  *
  * 200 {"location": "s3://bucket/db/orders.lance", "table_uri": "...",
@@ -37,38 +36,44 @@ import java.util.concurrent.atomic.AtomicLong;
  * 404 {"error": "table id 'db$orders'", "code": 4}     (ErrorResponse; 4 = TableNotFound)
  * </pre>
  *
- * <p>{@link #fetchStorageOptions()} returns {@code storage_options} (keys as this library uses
- * them, {@code expires_at_millis} in epoch milliseconds). Catalogs usually vend only credentials;
- * the endpoint, region and allow-http a store needs are the caller's own options, which a refresh
- * keeps. {@link #openTable(Map)} opens a table by name with a single describe call.
- *
  * <pre>{@code
- * LanceNamespaceStorageOptionsProvider provider =
+ * LanceNamespaceStorageOptionsProvider table =
  *         LanceNamespaceStorageOptionsProvider.builder("https://lance.example", "db", "orders")
  *                 .bearerToken(token)
  *                 .build();
- * try (ObjectStore store = provider.openTable(Map.of("aws_region", "us-east-1"))) {
+ * try (ObjectStore store = table.openTable(Map.of("aws_region", "us-east-1"))) {
  *     byte[] manifest = store.get("_versions/1.manifest");
  * }
  * }</pre>
  *
+ * <h2>Refreshes run natively</h2>
+ *
+ * A store opened with this spec, by {@link #openTable(Map, Duration)} or by passing it to {@link
+ * ObjectStore#open(String, Map, dev.vended.storage.StorageOptionsProvider)}, gets the native
+ * provider this spec describes: its credential refreshes call the catalog from native code and
+ * never call back into the JVM ({@link #fetchStorageOptions()} of this object is not used by it).
+ * Catalogs usually vend only credentials; the endpoint, region and allow-http a store needs are the
+ * caller's own options, which a refresh keeps.
+ *
  * <h2>Identity, serialization, secrets</h2>
  *
  * {@link #providerId()} is {@code lance-namespace:{endpoint}:{id joined by the
- * delimiter}:auth={fingerprint}}, the fingerprint being a keyed hash (HMAC-SHA256, random key per
- * JVM) of the headers, or {@code none} without headers: deserialized copies in one JVM (every Spark
- * task of a job) share one native store and one credential cache, and two tenants with different
- * tokens for the same table never do. The provider is {@link Serializable}: its configuration
- * (headers included, so treat the serialized form as a secret) travels; the HTTP client is rebuilt
- * on arrival. {@link #toString()}, {@link #providerId()} and every exception message never contain
- * a header value.
+ * delimiter}:auth={fingerprint}}, the fingerprint being a keyed hash (random key per process) of
+ * the headers, or {@code none} without headers: deserialized copies in one JVM (every Spark task of
+ * a job) share one native store and one credential cache, and two tenants with different tokens for
+ * the same table never do.
+ *
+ * <p>The spec is {@link java.io.Serializable} and its serialized form <b>contains the header values
+ * (bearer token, API keys) in clear</b>, so that a copy shipped to another JVM (a Spark executor)
+ * can still call the catalog. Serializing it is the caller's choice: treat the bytes as a secret
+ * (encrypted transport, no persistent storage). {@link #toString()}, {@link #providerId()} and
+ * every exception message never contain a header value.
  *
  * <p>Failures are {@link CatalogException}s carrying the HTTP status and the catalog's {@code
- * error} and {@code code}; the provider never retries by itself (see {@link CatalogException}).
- * Instances are thread-safe.
+ * error} and {@code code}; a call is never retried by itself (see {@link CatalogException}).
+ * Instances are immutable and thread-safe.
  */
-public final class LanceNamespaceStorageOptionsProvider
-        implements StorageOptionsProvider, Serializable {
+public final class LanceNamespaceStorageOptionsProvider extends CatalogSpecProvider {
 
     private static final long serialVersionUID = 1L;
 
@@ -78,20 +83,20 @@ public final class LanceNamespaceStorageOptionsProvider
     /** The default timeout of one describe call, connection included: 10 s. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
-    private static final String CATALOG = "Lance Namespace";
+    private static final String KIND = "lance-namespace";
 
+    /** @serial The namespace endpoint as given. */
     private final String endpoint;
+    /** @serial The table id's parts. */
     private final ArrayList<String> tableId;
+    /** @serial The delimiter of the parts. */
     private final String delimiter;
+    /** @serial Headers (name, value); the values are secrets. */
     private final LinkedHashMap<String, String> headers;
+    /** @serial The timeout of one call, milliseconds. */
     private final long timeoutMillis;
 
-    private final transient URI describeUri;
-    private final transient String shownEndpoint;
-    private final transient String joinedId;
-    private final transient String providerId;
-    private final transient CatalogHttp http;
-    private final transient AtomicLong calls;
+    private final transient AtomicLong calls = new AtomicLong();
 
     private LanceNamespaceStorageOptionsProvider(
             String endpoint,
@@ -99,51 +104,29 @@ public final class LanceNamespaceStorageOptionsProvider
             String delimiter,
             Map<String, String> headers,
             long timeoutMillis) {
-        URI base = CatalogHttp.baseUri(endpoint, "the namespace endpoint");
-        Objects.requireNonNull(tableId, "tableId");
-        if (tableId.isEmpty()) {
-            throw new IllegalArgumentException("the table id must have at least one part");
-        }
+        this.endpoint = Objects.requireNonNull(endpoint, "endpoint");
+        this.tableId = new ArrayList<>(Objects.requireNonNull(tableId, "tableId"));
         if (delimiter == null || delimiter.isEmpty()) {
             throw new IllegalArgumentException("the table id delimiter must not be empty");
         }
-        for (String part : tableId) {
-            if (part == null || part.isEmpty()) {
-                throw new IllegalArgumentException("the table id " + tableId + " has an empty part");
-            }
+        this.delimiter = delimiter;
+        for (String part : this.tableId) {
+            Objects.requireNonNull(part, "a table id part");
+            // The flat spec joins the parts with the delimiter: a part holding it would be split.
             if (part.contains(delimiter)) {
                 throw new IllegalArgumentException(
                         "the table id part '" + part + "' contains the delimiter '" + delimiter + "'");
             }
         }
-        if (timeoutMillis <= 0) {
-            throw new IllegalArgumentException("the timeout must be positive");
-        }
-        CatalogHttp.validateHeaders(headers);
-        this.endpoint = endpoint;
-        this.tableId = new ArrayList<>(tableId);
-        this.delimiter = delimiter;
         this.headers = new LinkedHashMap<>(headers);
         this.timeoutMillis = timeoutMillis;
-        this.joinedId = String.join(delimiter, tableId);
-        this.shownEndpoint = CatalogHttp.displayUrl(base);
-        this.describeUri =
-                CatalogHttp.withSegments(base, List.of("v1", "table", joinedId, "describe"));
-        this.providerId =
-                "lance-namespace:"
-                        + shownEndpoint
-                        + ":"
-                        + joinedId
-                        + ":auth="
-                        + CatalogHttp.authId(this.headers);
-        this.http = new CatalogHttp(CATALOG, this.headers, Duration.ofMillis(timeoutMillis));
-        this.calls = new AtomicLong();
+        validate();
     }
 
     /**
-     * Starts building a provider for table {@code tableId} (its parts, outermost namespace first)
-     * of the namespace server at {@code endpoint} (e.g. {@code http://127.0.0.1:2333}; a base path
-     * is kept).
+     * Starts building the spec of table {@code tableId} (its parts, outermost namespace first) of
+     * the namespace server at {@code endpoint} (e.g. {@code http://127.0.0.1:2333}; a base path is
+     * kept).
      *
      * @param endpoint the namespace REST endpoint
      * @param tableId the table id's parts, e.g. {@code "db", "orders"}
@@ -154,7 +137,7 @@ public final class LanceNamespaceStorageOptionsProvider
     }
 
     /**
-     * Starts building a provider.
+     * Starts building the spec of a table.
      *
      * @param endpoint the namespace REST endpoint
      * @param tableId the table id's parts, outermost namespace first
@@ -164,6 +147,22 @@ public final class LanceNamespaceStorageOptionsProvider
         return new Builder(endpoint, tableId);
     }
 
+    @Override
+    protected String catalogKind() {
+        return KIND;
+    }
+
+    @Override
+    protected Map<String, String> catalogSpec() {
+        Map<String, String> spec = new LinkedHashMap<>();
+        spec.put("endpoint", endpoint);
+        spec.put("table_id", String.join(delimiter, tableId));
+        spec.put("delimiter", delimiter);
+        spec.put("timeout_millis", Long.toString(timeoutMillis));
+        headers.forEach((name, value) -> spec.put("header." + name, value));
+        return spec;
+    }
+
     /**
      * Calls {@code DescribeTable} once.
      *
@@ -171,67 +170,44 @@ public final class LanceNamespaceStorageOptionsProvider
      * @throws CatalogException for a non-2xx answer (404 when the table does not exist), a
      *     timeout, a connection failure, or an answer that is not a JSON object with string-valued
      *     {@code storage_options}
-     * @throws InterruptedException if interrupted while waiting for the answer
+     * @throws StorageException if the native library fails otherwise
+     * @throws InterruptedException if the calling thread is interrupted before the call
      */
-    public TableDescription describeTable() throws CatalogException, InterruptedException {
+    public TableDescription describeTable()
+            throws CatalogException, StorageException, InterruptedException {
         calls.incrementAndGet();
-        String operation = operation();
-        String body =
-                "{\"id\":"
-                        + Json.stringArray(tableId)
-                        + ",\"vend_credentials\":true,\"with_table_uri\":true}";
-        HttpRequest.Builder request =
-                HttpRequest.newBuilder(describeUri)
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body));
-        Object answer = http.sendJson(request, operation, LanceNamespaceStorageOptionsProvider::errorBody);
-        if (!(answer instanceof Map)) {
-            throw malformed(
-                    "the answer is a JSON " + Json.typeOf(answer) + ", expected an object");
-        }
-        Map<?, ?> m = (Map<?, ?>) answer;
-        String location = string(m, "location");
-        String tableUri = string(m, "table_uri");
-        Map<String, String> options = null;
-        Object so = m.get("storage_options");
-        if (so != null) {
-            String[] problem = new String[1];
-            options = CatalogHttp.stringMap(so, "storage_options", problem);
-            if (options == null) {
-                throw malformed(problem[0]);
-            }
-        }
-        return new TableDescription(location, tableUri, options);
+        String[] answer = describeTableNative();
+        Map<String, String> options = answer[2] == null ? null : pairsToMap(answer, 3);
+        return new TableDescription(answer[0], answer[1], options);
     }
 
     /**
-     * Calls {@code DescribeTable} and returns its {@code storage_options}.
+     * Calls {@code DescribeTable} once and returns its {@code storage_options}.
      *
      * @return the vended options, including {@code expires_at_millis} when they expire
      * @throws CatalogException as {@link #describeTable()}, and of kind {@link
      *     CatalogException.Kind#MISSING_FIELD} when the answer has no {@code storage_options}
-     * @throws InterruptedException if interrupted while waiting for the answer
+     * @throws StorageException if the native library fails otherwise
+     * @throws InterruptedException if the calling thread is interrupted before the call
      */
     @Override
-    public Map<String, String> fetchStorageOptions() throws CatalogException, InterruptedException {
-        TableDescription d = describeTable();
-        if (d.storageOptions() == null) {
-            throw missing(MISSING_STORAGE_OPTIONS);
-        }
-        return new LinkedHashMap<>(d.storageOptions());
+    public Map<String, String> fetchStorageOptions()
+            throws CatalogException, StorageException, InterruptedException {
+        calls.incrementAndGet();
+        return super.fetchStorageOptions();
     }
 
     /**
-     * Opens the table's store by name with one describe call (no second call at open), refreshing
-     * credentials with the default lead time. See {@link #openTable(Map, Duration)}.
+     * Opens the table's store by name with one describe call, refreshing credentials with the
+     * default lead time. See {@link #openTable(Map, Duration)}.
      *
-     * @param clientOptions the caller's own options (endpoint, region, allow-http, ...), may be
-     *     {@code null}
+     * @param clientOptions the caller's own options (endpoint, region, allow-http, encryption
+     *     keys, ...), may be {@code null}
      * @return the open store; close it
      * @throws CatalogException when describe fails or its answer has no location or no {@code
      *     storage_options}
      * @throws StorageException when the store cannot be opened
-     * @throws InterruptedException if interrupted while waiting for the catalog
+     * @throws InterruptedException if the calling thread is interrupted before the call
      */
     public ObjectStore openTable(Map<String, String> clientOptions)
             throws IOException, InterruptedException {
@@ -239,87 +215,65 @@ public final class LanceNamespaceStorageOptionsProvider
     }
 
     /**
-     * Opens the table's store by name with one describe call: the store's URI is the answer's
-     * {@code table_uri} (else {@code location}); its initial options are {@code clientOptions}
-     * overlaid by the vended {@code storage_options} (vended credentials replace any credentials in
-     * {@code clientOptions} as a set); this provider refreshes them before they expire.
+     * Opens the table's store by name with one describe call (the answer seeds the credentials, so
+     * opening costs no second call): the store's URI is the answer's {@code table_uri} (else {@code
+     * location}); its initial options are {@code clientOptions} overlaid by the vended {@code
+     * storage_options}: vended credentials replace any credentials in {@code clientOptions} as a
+     * set, every other option of the caller is kept unless the catalog vends it, and the caller's
+     * {@code aws_sse_customer_key_base64} and {@code aws_sse_kms_key_id} are always kept. The
+     * native provider this spec describes refreshes the credentials before they expire, without
+     * calling into the JVM.
      *
-     * @param clientOptions the caller's own options (endpoint, region, allow-http, ...), may be
-     *     {@code null}
+     * @param clientOptions the caller's own options (endpoint, region, allow-http, encryption
+     *     keys, ...), may be {@code null}
      * @param leadTime how long before expiry to refresh, or {@code null} for the default
      * @return the open store; close it
      * @throws CatalogException when describe fails or its answer has no location or no {@code
      *     storage_options}
      * @throws StorageException when the store cannot be opened
-     * @throws InterruptedException if interrupted while waiting for the catalog
+     * @throws InterruptedException if the calling thread is interrupted before the call
      */
     public ObjectStore openTable(Map<String, String> clientOptions, Duration leadTime)
             throws IOException, InterruptedException {
-        TableDescription d = describeTable();
-        String uri = d.uri();
-        if (uri == null) {
-            throw missing("the answer has neither table_uri nor location");
-        }
-        if (d.storageOptions() == null) {
-            throw missing(MISSING_STORAGE_OPTIONS);
-        }
-        return ObjectStore.open(uri, merge(clientOptions, d.storageOptions()), this, leadTime);
+        calls.incrementAndGet();
+        return openTableNative(clientOptions, leadTime);
     }
-
-    /** {@code mine} overlaid by {@code vended}; vended credentials replace mine as a set. */
-    static Map<String, String> merge(Map<String, String> mine, Map<String, String> vended) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (mine != null) {
-            out.putAll(mine);
-        }
-        boolean vendsCredentials = false;
-        for (String k : vended.keySet()) {
-            vendsCredentials |= isCredentialKey(k);
-        }
-        if (vendsCredentials) {
-            out.keySet().removeIf(LanceNamespaceStorageOptionsProvider::isCredentialKey);
-        }
-        out.putAll(vended);
-        return out;
-    }
-
-    private static boolean isCredentialKey(String key) {
-        return key.equals("aws_access_key_id")
-                || key.equals("expires_at_millis")
-                || Redaction.isSecretKey(key);
-    }
-
-    private static final String MISSING_STORAGE_OPTIONS =
-            "the answer has no storage_options (does the namespace vend credentials for this"
-                    + " table?)";
 
     /**
-     * {@code lance-namespace:{endpoint}:{id}:auth={fingerprint}}; never contains a header value.
+     * How many describe calls were made through this object from Java ({@link #describeTable()},
+     * {@link #fetchStorageOptions()}, {@link #openTable}), successful or not. The refreshes of a
+     * store opened with this spec run natively and are not counted here: see {@link
+     * ObjectStore#refreshStats()}. A deserialized copy starts at 0.
+     *
+     * @return the count
      */
-    @Override
-    public String providerId() {
-        return providerId;
-    }
-
-    /** How many describe calls this instance has sent (successful or not). */
     public long describeCalls() {
         return calls.get();
     }
 
-    /** The table id's parts. */
+    /**
+     * The table id's parts.
+     *
+     * @return an unmodifiable list
+     */
     public List<String> tableId() {
         return Collections.unmodifiableList(tableId);
     }
 
-    /** The endpoint as printed (no user info, query or trailing slash). */
+    /**
+     * The endpoint, with any user info and query redacted.
+     *
+     * @return a printable form of the endpoint
+     */
     public String endpoint() {
-        return shownEndpoint;
+        return Redaction.redactUri(endpoint);
     }
 
+    /** Prints the endpoint, the table id and the header names (never their values). */
     @Override
     public String toString() {
         return "LanceNamespaceStorageOptionsProvider{endpoint="
-                + shownEndpoint
+                + Redaction.redactUri(endpoint)
                 + ", tableId="
                 + tableId
                 + ", delimiter="
@@ -331,75 +285,12 @@ public final class LanceNamespaceStorageOptionsProvider
                 + "}";
     }
 
-    private String operation() {
-        return "describe table '" + joinedId + "' at " + shownEndpoint;
-    }
-
-    private CatalogException malformed(String message) {
-        return http.error(CatalogException.Kind.MALFORMED_RESPONSE, operation(), 200, null, message);
-    }
-
-    private CatalogException missing(String message) {
-        return http.error(CatalogException.Kind.MISSING_FIELD, operation(), 200, null, message);
-    }
-
-    private String string(Map<?, ?> m, String key) throws CatalogException {
-        Object v = m.get(key);
-        if (v == null || v instanceof String) {
-            return (String) v;
-        }
-        throw malformed("'" + key + "' is a JSON " + Json.typeOf(v) + ", expected a string");
-    }
-
-    /** {@code [error, code]} of a Lance Namespace {@code ErrorResponse}. */
-    private static String[] errorBody(Object body) {
-        String message = CatalogHttp.text(body, "error");
-        if (message == null || message.isEmpty()) {
-            message = CatalogHttp.text(body, "detail");
-        }
-        String code = CatalogHttp.text(body, "code");
-        if (code != null) {
-            try {
-                int c = Integer.parseInt(code);
-                if (c >= 0 && c < CODE_NAMES.length) {
-                    code = c + " " + CODE_NAMES[c];
-                }
-            } catch (NumberFormatException e) {
-                // keep as is
-            }
-        }
-        return new String[] {message, code};
-    }
-
-    /** Names of the Lance Namespace error codes ({@code ErrorResponse.code}). */
-    private static final String[] CODE_NAMES = {
-        "Unsupported",
-        "NamespaceNotFound",
-        "NamespaceAlreadyExists",
-        "NamespaceNotEmpty",
-        "TableNotFound",
-        "TableAlreadyExists",
-        "TableIndexNotFound",
-        "TableIndexAlreadyExists",
-        "TableTagNotFound",
-        "TableTagAlreadyExists",
-        "TransactionNotFound",
-        "TableVersionNotFound",
-        "TableColumnNotFound",
-        "InvalidInput",
-        "ConcurrentModification",
-        "PermissionDenied",
-        "Unauthenticated",
-        "ServiceUnavailable",
-        "Internal",
-        "InvalidTableState",
-        "TableSchemaValidationError",
-        "Throttling",
-        "TableBranchNotFound",
-        "TableBranchAlreadyExists",
-    };
-
-    /** Rebuilds the transient state (HTTP client, id, counters) after deserialization. */
+    /**
+     * Checks the deserialized spec as the builder does, with a fresh call counter.
+     *
+     * @return the checked spec
+     * @throws ObjectStreamException (an {@link InvalidObjectException}) when it is not valid
+     */
     private Object readResolve() throws ObjectStreamException {
         try {
             return new LanceNamespaceStorageOptionsProvider(
@@ -424,17 +315,29 @@ public final class LanceNamespaceStorageOptionsProvider
                     storageOptions == null ? null : Collections.unmodifiableMap(storageOptions);
         }
 
-        /** {@code location}: where the table's data lives, or {@code null}. */
+        /**
+         * {@code location}: where the table's data lives.
+         *
+         * @return the location, or {@code null}
+         */
         public String location() {
             return location;
         }
 
-        /** {@code table_uri}: the table's complete URI when the server returned one. */
+        /**
+         * {@code table_uri}: the table's complete URI when the server returned one.
+         *
+         * @return the URI, or {@code null}
+         */
         public String tableUri() {
             return tableUri;
         }
 
-        /** The URI to open the table at: {@code table_uri} if present, else {@code location}. */
+        /**
+         * The URI to open the table at: {@code table_uri} if present, else {@code location}.
+         *
+         * @return the URI, or {@code null} when the answer had neither
+         */
         public String uri() {
             if (tableUri != null && !tableUri.isEmpty()) {
                 return tableUri;
@@ -442,7 +345,11 @@ public final class LanceNamespaceStorageOptionsProvider
             return location == null || location.isEmpty() ? null : location;
         }
 
-        /** The vended {@code storage_options} (unmodifiable), or {@code null} when absent. */
+        /**
+         * The vended {@code storage_options}.
+         *
+         * @return an unmodifiable map, or {@code null} when the answer had none
+         */
         public Map<String, String> storageOptions() {
             return storageOptions;
         }
@@ -486,19 +393,20 @@ public final class LanceNamespaceStorageOptionsProvider
 
         /**
          * A header sent with every request (e.g. {@code x-api-key}); its value is a secret that
-         * never appears in ids, messages or {@code toString}. Setting a name again replaces it.
+         * never appears in ids, messages or {@code toString}. Setting a name again (in any case)
+         * replaces it.
          *
          * @param name the header name
          * @param value the header value
          * @return this builder
          */
         public Builder header(String name, String value) {
-            headers.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+            putHeader(headers, name, value);
             return this;
         }
 
         /**
-         * Sends {@code Authorization: Bearer {token}}.
+         * Sends {@code Authorization: Bearer {token}} (replaces any {@code Authorization} header).
          *
          * @param token the token
          * @return this builder
@@ -510,7 +418,7 @@ public final class LanceNamespaceStorageOptionsProvider
         /**
          * The timeout of one describe call, connection included (default 10 s).
          *
-         * @param timeout a positive duration
+         * @param timeout a positive duration of at least 1 ms
          * @return this builder
          */
         public Builder timeout(Duration timeout) {
@@ -519,19 +427,20 @@ public final class LanceNamespaceStorageOptionsProvider
         }
 
         /**
-         * Builds the provider; sends no request.
+         * Builds the spec and checks it natively; sends no request.
          *
-         * @return the provider
+         * @return the spec
          * @throws IllegalArgumentException when the endpoint is not an http(s) URL, the table id
          *     is empty or has an empty part or a part containing the delimiter, the delimiter is
-         *     empty, a header cannot be sent (named, value never quoted) or the timeout is not
-         *     positive
+         *     empty, a header cannot be sent (named, value never quoted) or the timeout is not at
+         *     least 1 ms
          */
         public LanceNamespaceStorageOptionsProvider build() {
             return new LanceNamespaceStorageOptionsProvider(
-                    endpoint, tableId, delimiter, headers, timeout.toMillis());
+                    endpoint, tableId, delimiter, headers, timeoutMillis(timeout));
         }
 
+        /** Prints the endpoint (redacted), the table id and the header names. */
         @Override
         public String toString() {
             return "LanceNamespaceStorageOptionsProvider.Builder{endpoint="
@@ -541,6 +450,23 @@ public final class LanceNamespaceStorageOptionsProvider
                     + ", headers="
                     + headers.keySet()
                     + "}";
+        }
+    }
+
+    /** Puts a header, replacing one of the same name in any case. */
+    static void putHeader(Map<String, String> headers, String name, String value) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(value, "value");
+        headers.keySet().removeIf(n -> n.equalsIgnoreCase(name));
+        headers.put(name, value);
+    }
+
+    /** The timeout in whole milliseconds; the native side refuses values below 1 ms. */
+    static long timeoutMillis(Duration timeout) {
+        try {
+            return timeout.toMillis();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
         }
     }
 }

@@ -3,11 +3,18 @@ package dev.vended.storage.catalog;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+
+import dev.vended.storage.CredentialsException;
+import dev.vended.storage.ObjectStore;
+import dev.vended.storage.RefreshStats;
+import dev.vended.storage.testkit.LocalS3Server;
+import dev.vended.storage.testkit.VendedCredentials;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -26,12 +33,14 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * The Java catalog providers against a scripted local catalog (the JDK's HTTP server): wire
- * format, key mapping, prefix choice, every failure, provider ids, serialization, and no token in
- * any message or {@code toString}. Needs no native library.
+ * The catalog specs against a scripted local catalog (the JDK's HTTP server), through the native
+ * implementation of the protocols: wire format, key mapping, prefix choice, every failure (kind,
+ * status, message), provider ids, serialization, no token in any message, {@code toString} or id,
+ * and stores opened with a spec that refresh natively, with no call into the JVM.
  */
 class CatalogProvidersTest {
 
@@ -349,20 +358,26 @@ class CatalogProvidersTest {
     }
 
     @Test
-    void icebergGcsAndAdlsKeysAreMapped() {
-        Map<String, String> gcs =
-                IcebergRestStorageOptionsProvider.mapConfig(
-                        Map.of("gcs.oauth2.token", "ya29", "gcs.oauth2.token-expires-at", "1767225600000"),
-                        "gs://b/t");
+    void icebergGcsAndAdlsKeysAreMapped() throws Exception {
+        String url =
+                start(
+                        r ->
+                                Reply.json(
+                                        200,
+                                        "{\"storage-credentials\":["
+                                                + "{\"prefix\":\"gs://b/\",\"config\":{\"gcs.oauth2.token\":\"ya29\","
+                                                + "\"gcs.oauth2.token-expires-at\":\"1767225600000\"}},"
+                                                + "{\"prefix\":\"abfss://c@acct.dfs.core.windows.net/\",\"config\":{"
+                                                + "\"adls.sas-token.aaa.dfs.core.windows.net\":\"sv=a\","
+                                                + "\"adls.sas-token.acct.dfs.core.windows.net\":\"sv=b\","
+                                                + "\"adls.sas-token-expires-at-ms.acct.dfs.core.windows.net\":\"1767225600000\"}}"
+                                                + "]}"));
+        Map<String, String> gcs = iceberg(url, "gs://b/t").fetchStorageOptions();
         assertEquals("ya29", gcs.get("google_bearer_token"));
         assertEquals("1767225600000", gcs.get("expires_at_millis"));
+        assertEquals(2, gcs.size(), gcs.keySet().toString());
         Map<String, String> adls =
-                IcebergRestStorageOptionsProvider.mapConfig(
-                        Map.of(
-                                "adls.sas-token.aaa.dfs.core.windows.net", "sv=a",
-                                "adls.sas-token.acct.dfs.core.windows.net", "sv=b",
-                                "adls.sas-token-expires-at-ms.acct.dfs.core.windows.net", "1767225600000"),
-                        "abfss://c@acct.dfs.core.windows.net/t");
+                iceberg(url, "abfss://c@acct.dfs.core.windows.net/t").fetchStorageOptions();
         assertEquals("sv=b", adls.get("azure_storage_sas_token"));
         assertEquals("acct", adls.get("azure_storage_account_name"));
         assertEquals("1767225600000", adls.get("expires_at_millis"));
@@ -434,5 +449,163 @@ class CatalogProvidersTest {
                 .build()
                 .fetchStorageOptions();
         assertEquals("/api/v1/namespaces/a.b/tables/t/credentials", path.get());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Specs: headers, and stores whose refreshes run natively
+
+    @Test
+    void headersAreReplacedByNameInAnyCaseAndNeverPrinted() throws Exception {
+        String url = start(r -> Reply.json(200, "{\"storage_options\":{\"k\":\"v\"}}"));
+        LanceNamespaceStorageOptionsProvider p =
+                LanceNamespaceStorageOptionsProvider.builder(url, "db", "orders")
+                        .header("authorization", "Basic secret-of-basic")
+                        .header("X-Api-Key", "secret-of-key-1")
+                        .header("x-api-key", "secret-of-key-2")
+                        .bearerToken(TOKEN)
+                        .build();
+        assertEquals(Map.of("k", "v"), p.fetchStorageOptions());
+        Request r = requests.get(0);
+        assertEquals("Bearer " + TOKEN, r.header("Authorization"));
+        assertEquals(List.of("secret-of-key-2"), headerValues(r, "x-api-key"));
+        assertEquals(List.of("Bearer " + TOKEN), headerValues(r, "authorization"));
+        assertTrue(p.toString().contains("x-api-key") && p.toString().contains("Authorization"), p.toString());
+        assertClean(p.toString());
+        assertClean(p.providerId());
+    }
+
+    private static List<String> headerValues(Request r, String name) {
+        List<String> out = new ArrayList<>();
+        r.headers().forEach((k, v) -> {
+            if (k.equalsIgnoreCase(name)) {
+                out.addAll(v);
+            }
+        });
+        return out;
+    }
+
+    /** A Lance reply vending {@code c} with an expiry {@code ttlMillis} from now. */
+    private static Reply vend(VendedCredentials c, String location, long ttlMillis) {
+        return Reply.json(
+                200,
+                "{\"location\":\""
+                        + location
+                        + "\",\"storage_options\":{\"aws_access_key_id\":\""
+                        + c.accessKeyId()
+                        + "\",\"aws_secret_access_key\":\""
+                        + c.secretAccessKey()
+                        + "\",\"aws_session_token\":\""
+                        + c.sessionToken()
+                        + "\",\"expires_at_millis\":\""
+                        + (System.currentTimeMillis() + ttlMillis)
+                        + "\"}}");
+    }
+
+    @Test
+    @Timeout(90)
+    void aStoreOpenedWithASpecRefreshesNativelyWithNoUpcall() throws Exception {
+        try (LocalS3Server s3 = LocalS3Server.start("spec-refresh")) {
+            VendedCredentials c = s3.issueCredentials(3_600_000L, null);
+            String url = start(r -> vend(c, "s3://spec-refresh/t", 1500));
+
+            // (a) openTable: one describe from Java, then every refresh natively.
+            LanceNamespaceStorageOptionsProvider spec = lance(url);
+            RefreshStats stats;
+            try (ObjectStore store = spec.openTable(s3.endpointOptions(), Duration.ofMillis(500))) {
+                assertEquals("s3://spec-refresh/t", store.uri());
+                stats = useUntilGeneration(store, 4);
+                assertEquals(1, spec.describeCalls(), "a refresh called back into the JVM");
+            }
+            assertTrue(stats.generation() >= 4, stats.toString());
+            assertEquals(0, stats.failures(), stats.toString());
+            assertEquals(1 + stats.fetches(), requests.size(), stats.toString());
+
+            // (b) ObjectStore.open with the spec as provider: the same, with no describe at all.
+            requests.clear();
+            // Another table (another provider id): a store of its own, not (a)'s cached one.
+            LanceNamespaceStorageOptionsProvider other =
+                    roundTrip(
+                            LanceNamespaceStorageOptionsProvider.builder(url, "db", "t2")
+                                    .bearerToken(TOKEN)
+                                    .timeout(Duration.ofMillis(800))
+                                    .build());
+            assertNotEquals(spec.providerId(), other.providerId());
+            Map<String, String> seed = new java.util.HashMap<>(s3.endpointOptions());
+            seed.putAll(c.toOptions());
+            seed.put("expires_at_millis", Long.toString(System.currentTimeMillis() + 1500));
+            try (ObjectStore store =
+                    ObjectStore.open("s3://spec-refresh/t2", seed, other, Duration.ofMillis(500))) {
+                stats = useUntilGeneration(store, 3);
+            }
+            assertEquals(0, other.describeCalls(), "a refresh called back into the JVM");
+            assertTrue(stats.fetches() >= 2, stats.toString());
+            assertEquals(stats.fetches(), requests.size(), stats.toString());
+        }
+        server = null;
+    }
+
+    /** Writes and reads until the store has installed {@code generation} credential sets. */
+    private static RefreshStats useUntilGeneration(ObjectStore store, long generation)
+            throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        byte[] body = "spec".getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; System.nanoTime() < deadline; i++) {
+            store.put("o" + (i % 4), body);
+            assertEquals("spec", new String(store.get("o" + (i % 4)), StandardCharsets.UTF_8));
+            RefreshStats stats = store.refreshStats();
+            if (stats.generation() >= generation) {
+                return stats;
+            }
+            Thread.sleep(50); // pacing only: the credentials' lifetime is the scenario
+        }
+        throw new AssertionError("no generation " + generation + ": " + store.refreshStats());
+    }
+
+    @Test
+    @Timeout(90)
+    void aPermanentCatalogFailureIsRetriedAtTheSlowestPace() throws Exception {
+        try (LocalS3Server s3 = LocalS3Server.start("spec-404")) {
+            VendedCredentials c = s3.issueCredentials(3_600_000L, null);
+            AtomicInteger n = new AtomicInteger();
+            String url =
+                    start(
+                            r ->
+                                    n.getAndIncrement() == 0
+                                            ? vend(c, "s3://spec-404/t", 2000)
+                                            : Reply.json(
+                                                    404,
+                                                    "{\"error\":\"table id 'db$orders'\",\"code\":4}"));
+            LanceNamespaceStorageOptionsProvider spec = lance(url);
+            try (ObjectStore store = spec.openTable(s3.endpointOptions(), Duration.ofMillis(1000))) {
+                store.put("probe", new byte[] {1});
+                // Requests past the expiry for 5 s: with a transient failure's backoff (1 s
+                // doubling) the catalog would be asked at least 3 times; a 404 is permanent.
+                long expiresAt = store.refreshStats().expiresAtMillis();
+                long until = expiresAt + 5000;
+                CredentialsException last = null;
+                while (System.currentTimeMillis() < until) {
+                    try {
+                        store.get("probe");
+                    } catch (CredentialsException e) {
+                        last = e;
+                    }
+                    Thread.sleep(20); // pacing only
+                }
+                assertNotNull(last, "no request failed after the expiry");
+                assertTrue(last.getCause() instanceof CatalogException, String.valueOf(last.getCause()));
+                CatalogException cause = (CatalogException) last.getCause();
+                assertEquals(CatalogException.Kind.NOT_FOUND, cause.kind());
+                assertEquals(404, cause.statusCode());
+                assertEquals("4 TableNotFound", cause.errorCode());
+                assertFalse(cause.isRetryable());
+                assertClean(last.getMessage());
+                assertClean(cause.getMessage());
+                RefreshStats stats = store.refreshStats();
+                assertTrue(stats.failures() >= 1 && stats.failures() <= 2, stats.toString());
+                assertEquals(1 + stats.failures(), requests.size(), stats.toString());
+            }
+            assertEquals(1, spec.describeCalls());
+        }
+        server = null;
     }
 }

@@ -11,9 +11,11 @@ import dev.vended.storage.CredentialsException;
 import dev.vended.storage.ObjectMeta;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.RefreshStats;
+import dev.vended.storage.StorageException;
 import dev.vended.storage.testkit.VendedCredentials;
 import dev.vended.storage.testkit.KeyStats;
 import dev.vended.storage.testkit.LocalS3Server;
+import dev.vended.storage.testkit.Waits;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -33,6 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -41,15 +44,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * {@link LanceNamespaceStorageOptionsProvider} against a <b>real</b> Lance Namespace REST server
+ * {@link LanceNamespaceStorageOptionsProvider} (a spec; the protocol runs natively) against a
+ * <b>real</b> Lance Namespace REST server
  * ({@code lance.namespace.RestAdapter} from PyPI {@code pylance==14.0.2}, started by {@code
  * tests/fixtures/lance_rest_server.py}) whose tables live on the local S3 endpoint.
  *
  * <p>Needs Python with pylance: the environment variable {@code VENDED_STORAGE_PYTHON} (or the
- * system property {@code vended.storage.python}), else {@code ../.venv/bin/python} relative to the
- * Maven project. Skipped (JUnit assumption) only when neither is set and that default does not
- * exist; a configured interpreter that does not exist is a failure. The launcher script is {@code
- * ../crates/core/tests/fixtures/lance_rest_server.py}, or the system property {@code
+ * system property {@code vended.storage.python}), else {@code .venv/bin/python} of the repository
+ * (found upwards from the Maven module). Skipped (JUnit assumption) only when neither is set and
+ * that default does not exist; a configured interpreter that does not exist is a failure. The launcher script is {@code
+ * crates/core/tests/fixtures/lance_rest_server.py} of the repository, or the system property {@code
  * vended.storage.lanceServerScript}.
  */
 class LanceNamespaceInteropTest {
@@ -73,8 +77,22 @@ class LanceNamespaceInteropTest {
             assertTrue(Files.exists(p), "VENDED_STORAGE_PYTHON=" + configured + " does not exist");
             return p;
         }
-        Path fallback = Path.of(System.getProperty("user.dir")).resolve("../.venv/bin/python");
-        return Files.exists(fallback) ? fallback : null;
+        return inRepository(".venv/bin/python");
+    }
+
+    /**
+     * {@code relative} in the nearest directory at or above the working directory (the Maven
+     * module) that has it, or {@code null}: the repository root is a few levels up.
+     */
+    private static Path inRepository(String relative) {
+        Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        for (int up = 0; up < 4 && dir != null; up++, dir = dir.getParent()) {
+            Path candidate = dir.resolve(relative);
+            if (Files.exists(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
     }
 
     @BeforeAll
@@ -88,9 +106,10 @@ class LanceNamespaceInteropTest {
         Path script =
                 scriptProperty != null && !scriptProperty.isBlank()
                         ? Path.of(scriptProperty)
-                        : Path.of(System.getProperty("user.dir"))
-                                .resolve("../crates/core/tests/fixtures/lance_rest_server.py");
-        assertTrue(Files.exists(script), "launcher script not found: " + script);
+                        : inRepository("crates/core/tests/fixtures/lance_rest_server.py");
+        assertTrue(
+                script != null && Files.exists(script),
+                "launcher script not found: " + script + " (from " + System.getProperty("user.dir") + ")");
 
         s3 = LocalS3Server.start(BUCKET);
         vended = s3.issueCredentials(3_600_000L, BUCKET + "/" + ROOT + "/");
@@ -192,6 +211,7 @@ class LanceNamespaceInteropTest {
         RefreshStats stats;
         try (ObjectStore store = copy.openTable(clientOptions(), Duration.ofSeconds(1))) {
             assertEquals(1, copy.describeCalls(), "openTable describes once, no second call");
+            assertEquals(0, store.refreshStats().fetches(), "the describe answer seeds the store");
             assertEquals(d.uri(), store.uri());
 
             // Read what the Lance server wrote: a data file ends with the Lance magic "LANC".
@@ -245,8 +265,10 @@ class LanceNamespaceInteropTest {
             }
             elapsed = (System.nanoTime() - start) / 1_000_000;
             objects = written.get();
-            describes = copy.describeCalls() - 1;
             stats = store.refreshStats();
+            describes = stats.fetches() + stats.failures();
+            // Every refresh ran natively: none called this object (no upcall into the JVM).
+            assertEquals(1, copy.describeCalls(), "a refresh called back into the JVM");
         }
         assertTrue(failures.isEmpty(), () -> failures.size() + " failures, e.g. " + failures.peek());
         assertTrue(objects > 50, "only " + objects + " objects");
@@ -255,7 +277,7 @@ class LanceNamespaceInteropTest {
                 describes >= windows - 2 && describes <= windows + 2,
                 describes + " describes in " + elapsed + " ms, expected about " + windows);
         assertEquals(0, stats.failures(), stats.toString());
-        assertEquals(describes, stats.fetches(), stats.toString());
+        assertTrue(stats.generation() >= 3, "no rotation: " + stats);
         KeyStats k = s3.stats(vended.accessKeyId());
         assertEquals(0, k.rejected(), k.toString());
         assertTrue(k.accepted() >= 2 * objects, k.toString());
@@ -281,22 +303,75 @@ class LanceNamespaceInteropTest {
 
     @Test
     @Timeout(60)
-    void aFailingRefreshReachesCallersWithTheCatalogMessage() throws Exception {
-        // Open with the real server, then let refreshes hit a table that does not exist: once the
-        // credentials expire, callers get a CredentialsException naming the catalog's 404.
+    void aFailingRefreshIsAPermanent404ThatReachesCallersAsTheCause() throws Exception {
+        // Open with the real server's answer, then let refreshes hit a table that does not exist:
+        // once the credentials expire, callers get a CredentialsException whose cause is the
+        // catalog's 404, and the 404 (permanent) is not retried at a transient failure's pace.
         LanceNamespaceStorageOptionsProvider good =
                 LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "orders").build();
         LanceNamespaceStorageOptionsProvider.TableDescription d = good.describeTable();
         LanceNamespaceStorageOptionsProvider missing =
                 LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "missing").build();
-        Map<String, String> initial =
-                LanceNamespaceStorageOptionsProvider.merge(clientOptions(), d.storageOptions());
+        Map<String, String> initial = new HashMap<>(clientOptions());
+        initial.putAll(d.storageOptions());
         try (ObjectStore store = ObjectStore.open(d.uri(), initial, missing)) {
             store.put("probe", new byte[] {1});
-            Thread.sleep(Long.parseLong(initial.get("expires_at_millis")) - System.currentTimeMillis() + 300);
+            long expiresAt = Long.parseLong(initial.get("expires_at_millis"));
+            Waits.sleepUntil(expiresAt + 300);
             CredentialsException e = assertThrows(CredentialsException.class, () -> store.get("probe"));
             String text = e.getMessage() + " " + e.getCause();
             assertTrue(text.contains("404") && text.contains("db$missing"), text);
+            assertTrue(e.getCause() instanceof CatalogException, String.valueOf(e.getCause()));
+            CatalogException cause = (CatalogException) e.getCause();
+            assertEquals(CatalogException.Kind.NOT_FOUND, cause.kind());
+            assertEquals("4 TableNotFound", cause.errorCode());
+            assertFalse(cause.isRetryable());
+            // 4 more seconds of requests: a transient failure's backoff (1 s doubling) would
+            // ask the catalog at least twice more; a permanent one waits the slowest pace.
+            long failures = store.refreshStats().failures();
+            assertTrue(failures >= 1 && failures <= 2, store.refreshStats().toString());
+            long until = System.currentTimeMillis() + 4000;
+            while (System.currentTimeMillis() < until) {
+                assertThrows(CredentialsException.class, () -> store.get("probe"));
+                Thread.sleep(20); // pacing only
+            }
+            assertEquals(failures, store.refreshStats().failures(), store.refreshStats().toString());
+        }
+        assertEquals(0, missing.describeCalls(), "a refresh called back into the JVM");
+    }
+
+    @Test
+    @Timeout(60)
+    void openTableKeepsTheCallersEncryptionKeys() throws Exception {
+        // The S3 store builder needs the SSE-C key once SSE-C is on ("Missing customer key"):
+        // the store opens only if openTable kept the caller's key.
+        LanceNamespaceStorageOptionsProvider provider =
+                LanceNamespaceStorageOptionsProvider.builder(lanceUrl, "db", "orders").build();
+        String customerKey =
+                java.util.Base64.getEncoder().encodeToString(new byte[32]); // 32 zero bytes
+        Map<String, String> ssec = new HashMap<>(clientOptions());
+        ssec.put("aws_server_side_encryption", "sse-c");
+        ssec.put("aws_sse_customer_key_base64", customerKey);
+        try (ObjectStore store = provider.openTable(ssec)) {
+            assertEquals(provider.describeTable().uri(), store.uri());
+        }
+        Map<String, String> keyless = new HashMap<>(ssec);
+        keyless.remove("aws_sse_customer_key_base64");
+        StorageException noKey =
+                assertThrows(StorageException.class, () -> provider.openTable(keyless).close());
+        assertTrue(noKey.getMessage().contains("customer key"), noKey.getMessage());
+
+        // The SSE-KMS key id too: an id S3 cannot carry in a header fails the store builder,
+        // which it could not if openTable had dropped the id.
+        Map<String, String> kms = new HashMap<>(clientOptions());
+        kms.put("aws_server_side_encryption", "aws:kms");
+        kms.put("aws_sse_kms_key_id", "key\nwith-a-line-break");
+        StorageException badId =
+                assertThrows(StorageException.class, () -> provider.openTable(kms).close());
+        assertTrue(badId.getMessage().contains("kms"), badId.getMessage());
+        kms.put("aws_sse_kms_key_id", "arn:aws:kms:us-east-1:000000000000:key/interop");
+        try (ObjectStore store = provider.openTable(kms)) {
+            assertEquals(provider.describeTable().uri(), store.uri());
         }
     }
 

@@ -1,5 +1,8 @@
 package dev.vended.storage.testkit;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.URI;
@@ -92,7 +95,7 @@ public final class AdminClient {
         if (response.statusCode() / 100 != 2) {
             throw new IOException("admin credentials answered HTTP " + response.statusCode());
         }
-        Map<String, Object> m = MiniJson.parseObject(response.body());
+        Map<String, Object> m = jsonObject(response.body());
         Map<String, String> options = endpointOptions(endpoint);
         options.put("aws_access_key_id", (String) m.get("access_key_id"));
         options.put("aws_secret_access_key", (String) m.get("secret_access_key"));
@@ -104,5 +107,23 @@ public final class AdminClient {
                 "expires_at_millis",
                 Long.toString(((Number) m.get("expires_at_millis")).longValue()));
         return options;
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * Parses an admin API answer that must be a JSON object (Jackson: numbers become {@link
+     * Number}s, objects {@link Map}s, arrays {@link java.util.List}s).
+     *
+     * @param body the answer's body
+     * @return the object's members
+     * @throws IOException if the body is not a JSON object
+     */
+    static Map<String, Object> jsonObject(String body) throws IOException {
+        Map<String, Object> m = JSON.readValue(body, new TypeReference<Map<String, Object>>() {});
+        if (m == null) {
+            throw new IOException("the admin API answered null, expected a JSON object");
+        }
+        return m;
     }
 }

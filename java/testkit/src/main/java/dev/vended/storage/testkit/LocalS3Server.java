@@ -498,7 +498,7 @@ public final class LocalS3Server implements AutoCloseable {
             q += "&scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8);
         }
         String body = send("POST", "/_admin/credentials" + q, null, null);
-        Map<String, Object> m = MiniJson.parseObject(body);
+        Map<String, Object> m = AdminClient.jsonObject(body);
         Object expires = m.get("expires_at_millis");
         if (!(expires instanceof Number)) {
             throw new IOException("admin credentials answer lacks numeric expires_at_millis");
@@ -534,7 +534,7 @@ public final class LocalS3Server implements AutoCloseable {
     @SuppressWarnings("unchecked")
     public Map<String, KeyStats> stats() throws IOException {
         Map<String, Object> m =
-                MiniJson.parseObject(send("GET", "/_admin/stats", null, null));
+                AdminClient.jsonObject(send("GET", "/_admin/stats", null, null));
         Map<String, KeyStats> out = new LinkedHashMap<>();
         m.forEach(
                 (k, v) -> {

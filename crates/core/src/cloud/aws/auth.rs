@@ -90,7 +90,8 @@ mod tests {
         let head_404 = generic("Error performing HEAD http://h/b/k in 1ms - Server returned non-2xx status code: 404 Not Found: ");
         assert!(!is_auth_failure(&head_404));
         // Free text naming a code is not an answer carrying it.
-        let provider = crate::Error::provider("p", "catalog said InvalidAccessKeyId").into_object_store();
+        let provider =
+            crate::Error::provider("p", "catalog said InvalidAccessKeyId").into_object_store();
         assert!(!is_auth_failure(&provider));
         assert!(!is_auth_failure(&generic("InvalidAccessKeyId somewhere")));
     }

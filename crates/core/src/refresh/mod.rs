@@ -26,19 +26,23 @@
 //! - **Clock skew**: [`CredentialRefresher::observe_server_time`] records the offset between
 //!   the endpoint's clock and ours; all expiry decisions use the local clock plus that offset.
 
+mod accept;
 mod clock;
 mod config;
 mod generation;
+mod skew;
+mod slow;
 mod stats;
+mod task;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{setting, RefreshConfig, MAX_SETTING};
 pub use generation::{CredentialMapper, Generation};
+pub use skew::{CLOCK_SKEW_THRESHOLD_MILLIS, MAX_CLOCK_OFFSET_MILLIS};
 pub use stats::RefreshStats;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use futures::future::{BoxFuture, FutureExt, Shared};
@@ -46,11 +50,8 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use crate::error::{Error, Result};
 use crate::options::{has_credentials, merge, StorageOptions};
 use crate::provider::StorageOptionsProvider;
-use config::millis;
+use skew::NO_ESTIMATE;
 use stats::Counters;
-
-/// How much longer than the provider timeout a request waits for a refresh.
-const WAIT_SLACK: Duration = Duration::from_millis(100);
 
 /// How far behind [`Clock::now_millis_coarse`] may be, as far as the hot path is concerned.
 const COARSE_CLOCK_MARGIN_MILLIS: i64 = 20;
@@ -59,17 +60,6 @@ const COARSE_CLOCK_MARGIN_MILLIS: i64 = 20;
 /// (ms) counts as "the endpoint rejects freshly vended credentials": a failed refresh for the
 /// backoff. One rejected later served in between, so it starts a new, immediate refetch.
 const FRESH_REJECTION_WINDOW_MILLIS: i64 = 60_000;
-
-/// Clock offsets (ms) up to this size are treated as no offset: a `Date` header has second
-/// precision and the response took time to arrive.
-pub const CLOCK_SKEW_THRESHOLD_MILLIS: i64 = 2_000;
-
-/// Clock offset samples (ms) larger than this (one hour) are ignored as absurd (a wrong time
-/// zone, a broken proxy), never applied.
-pub const MAX_CLOCK_OFFSET_MILLIS: i64 = 3_600_000;
-
-/// `offset_estimate` before the first sample.
-const NO_ESTIMATE: i64 = i64::MIN;
 
 type SharedRefresh<C> = Shared<BoxFuture<'static, Result<Arc<Generation<C>>>>>;
 
@@ -136,14 +126,6 @@ struct SlowState<C> {
     /// A generation vended by a refetch that a rejection triggered and not yet confirmed by
     /// the endpoint (0: none). Its rejection soon after is a failure for the backoff.
     unproven_generation: u64,
-}
-
-/// What [`CredentialRefresher::start_refresh`] did.
-enum Start<C> {
-    /// A refresh runs (started now or joined).
-    Running(SharedRefresh<C>),
-    /// Backing off after a failure: no provider call until the backoff elapses.
-    BackingOff,
 }
 
 impl<C: Send + Sync + 'static> CredentialRefresher<C> {
@@ -247,157 +229,6 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         None
     }
 
-    async fn slow_path(&self, now: i64) -> Result<(Arc<C>, u64)> {
-        let inner = &self.inner;
-        {
-            let g = inner.current.load();
-            if self.usable(&g, now) && now < g.stale_at_millis {
-                // Prefetch window: refresh in the background, never wait. The atomics let
-                // every request but the one that starts the refresh skip the lock.
-                if !inner.refresh_pending.load(Ordering::Acquire)
-                    && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
-                {
-                    self.start_refresh(now);
-                }
-                return credential_of(&g, &inner.provider_id);
-            }
-        }
-        let g = inner.current.load_full();
-        if self.usable(&g, now) {
-            // Stale window: wait for the refresh, but never past expiry.
-            inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
-            if let Start::Running(fut) = self.start_refresh(now) {
-                let until_expiry = g.expires_at_millis.map_or(i64::MAX, |e| e - now);
-                let bound = millis(inner.config.provider_timeout)
-                    .min(until_expiry)
-                    .max(0);
-                if let Ok(Ok(fresh)) =
-                    tokio::time::timeout(Duration::from_millis(bound as u64), fut).await
-                {
-                    if fresh.credential.is_some() {
-                        return credential_of(&fresh, &inner.provider_id);
-                    }
-                }
-            }
-            let now = inner.now();
-            let g = inner.current.load_full();
-            if self.usable(&g, now) {
-                return credential_of(&g, &inner.provider_id);
-            }
-            return self.wait_for_fresh(now).await;
-        }
-        self.wait_for_fresh(now).await
-    }
-
-    /// Expired, missing or invalidated: wait for a refresh, or fail at once during backoff.
-    async fn wait_for_fresh(&self, now: i64) -> Result<(Arc<C>, u64)> {
-        let inner = &self.inner;
-        let stale = inner.current.load_full();
-        let fut = match self.start_refresh(now) {
-            Start::Running(fut) => fut,
-            Start::BackingOff => {
-                // Fail fast with the last error (C17): no provider call and no waiting until
-                // the backoff elapses.
-                inner
-                    .counters
-                    .backoff_rejections
-                    .fetch_add(1, Ordering::Relaxed);
-                let last = {
-                    let slow = inner.slow.lock().unwrap_or_else(|p| p.into_inner());
-                    slow.last_error.clone()
-                };
-                let cause = last.unwrap_or_else(|| {
-                    Error::provider(&inner.provider_id, "backing off after a failed refresh")
-                });
-                return Err(self.unusable_error(&stale, cause));
-            }
-        };
-        // Slightly longer than the refresh's own provider timeout, so a waiter gets that
-        // refresh's outcome (its Timeout included) rather than racing it.
-        let timeout = inner.config.provider_timeout + WAIT_SLACK;
-        match tokio::time::timeout(timeout, fut).await {
-            Ok(Ok(fresh)) => {
-                let now = inner.now();
-                if self.usable(&fresh, now) {
-                    credential_of(&fresh, &inner.provider_id)
-                } else {
-                    Err(self.unusable_error(
-                        &fresh,
-                        Error::provider(
-                            &inner.provider_id,
-                            "the refreshed credential is not usable",
-                        ),
-                    ))
-                }
-            }
-            Ok(Err(e)) => Err(self.unusable_error(&stale, e)),
-            Err(_) => Err(Error::Timeout {
-                provider: inner.provider_id.clone(),
-                waited_ms: millis(timeout) as u64,
-            }),
-        }
-    }
-
-    fn usable(&self, g: &Generation<C>, now: i64) -> bool {
-        g.is_valid_at(now) && g.number != self.inner.invalidated.load(Ordering::Relaxed)
-    }
-
-    fn unusable_error(&self, g: &Generation<C>, cause: Error) -> Error {
-        match g.expires_at_millis {
-            Some(exp) if g.credential.is_some() && self.inner.now() >= exp => {
-                Error::CredentialsExpired {
-                    provider: self.inner.provider_id.clone(),
-                    expired_at_millis: exp,
-                    last_error: Box::new(cause),
-                }
-            }
-            _ => cause,
-        }
-    }
-
-    /// Starts a refresh unless one is in flight (then joins it) or a failed one asked to wait
-    /// until a later time than `now` (epoch ms, on the offset clock).
-    fn start_refresh(&self, now: i64) -> Start<C> {
-        let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, fut)) = &slow.in_flight {
-            return Start::Running(fut.clone());
-        }
-        if now < slow.next_attempt_at_millis {
-            return Start::BackingOff;
-        }
-        slow.attempts += 1;
-        let attempt = slow.attempts;
-        // A refetch because the endpoint rejected the current credential.
-        let cur = self.inner.current.load();
-        let after_rejection =
-            cur.credential.is_some() && cur.number == self.inner.invalidated.load(Ordering::SeqCst);
-        let inner = self.inner.clone();
-        let provider_id = self.inner.provider_id.clone();
-        let fut: BoxFuture<'static, Result<Arc<Generation<C>>>> =
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    // The refresh runs in its own task so that a cancelled caller never wedges the
-                    // others (C05).
-                    let task = handle
-                        .spawn(async move { inner.run_refresh(attempt, after_rejection).await });
-                    async move {
-                        task.await.unwrap_or_else(|e| {
-                            Err(Error::provider(
-                                provider_id,
-                                format!("the refresh task failed: {e}"),
-                            ))
-                        })
-                    }
-                    .boxed()
-                }
-                Err(_) => async move { inner.run_refresh(attempt, after_rejection).await }.boxed(),
-            };
-        let shared = fut.shared();
-        slow.in_flight = Some((attempt, shared.clone()));
-        self.inner.refresh_pending.store(true, Ordering::Release);
-        Start::Running(shared)
-    }
-
     /// Marks generation `number` as rejected by the endpoint (the store layer calls this after
     /// an authentication failure); the next request fetches a new one. A no-op when a newer
     /// generation is already current or `number` was already invalidated.
@@ -483,45 +314,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     /// time plus the offset, so a slow local clock refreshes before the endpoint's expiry and
     /// a fast one does not throw away credentials that are still valid.
     pub fn observe_server_time(&self, server_millis: i64, local_millis: i64) {
-        let inner = &self.inner;
-        let sample = server_millis
-            .saturating_add(500)
-            .saturating_sub(local_millis);
-        if sample.saturating_abs() > MAX_CLOCK_OFFSET_MILLIS {
-            if !inner.warned_absurd_offset.swap(true, Ordering::Relaxed) {
-                log::warn!(
-                    "ignoring an endpoint clock {sample} ms away from the local clock (provider '{}'): more than {MAX_CLOCK_OFFSET_MILLIS} ms",
-                    inner.provider_id
-                );
-            }
-            return;
-        }
-        let update = |old: i64| {
-            Some(if old == NO_ESTIMATE {
-                sample
-            } else {
-                old + (sample - old) / 4
-            })
-        };
-        let estimate =
-            match inner
-                .offset_estimate
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, update)
-            {
-                Ok(old) | Err(old) => update(old).unwrap_or(sample),
-            };
-        let applied = if estimate.abs() > CLOCK_SKEW_THRESHOLD_MILLIS {
-            estimate
-        } else {
-            0
-        };
-        let previous = inner.clock_offset.swap(applied, Ordering::Relaxed);
-        if (previous == 0) != (applied == 0) {
-            log::info!(
-                "provider '{}': endpoint clock offset {applied} ms now applied to credential expiry",
-                inner.provider_id
-            );
-        }
+        self.inner.observe_server_time(server_millis, local_millis)
     }
 
     /// The clock offset applied to expiry decisions, ms (see
@@ -644,191 +437,6 @@ impl<C: Send + Sync + 'static> RefresherHandle for CredentialRefresher<C> {
     }
 }
 
-/// The credential of a generation that passed `usable` (which implies one).
-fn credential_of<C>(g: &Generation<C>, provider_id: &str) -> Result<(Arc<C>, u64)> {
-    match &g.credential {
-        Some(c) => Ok((c.clone(), g.number)),
-        None => Err(Error::provider(provider_id, "no credential available")),
-    }
-}
-
-impl<C: Send + Sync + 'static> Inner<C> {
-    async fn run_refresh(
-        self: Arc<Self>,
-        attempt: u64,
-        after_rejection: bool,
-    ) -> Result<Arc<Generation<C>>> {
-        // If this refresh never finishes (its task is cancelled, for example because the runtime
-        // that ran it shut down), the guard still clears `in_flight`: otherwise every later
-        // caller would join the dead refresh and the store would be wedged for good.
-        let mut guard = InFlightGuard {
-            inner: &self,
-            attempt,
-            armed: true,
-        };
-        let started = self.now();
-        self.counters.fetches.fetch_add(1, Ordering::Relaxed);
-        if after_rejection {
-            self.counters.auth_refetches.fetch_add(1, Ordering::Relaxed);
-        }
-        // A provider that panics is a failed refresh like any other (reported, backed off,
-        // retried), never a refresh stuck "in flight" forever.
-        let answer = tokio::time::timeout(
-            self.config.provider_timeout,
-            std::panic::AssertUnwindSafe(self.provider.fetch_storage_options()).catch_unwind(),
-        )
-        .await;
-        let now = self.now();
-        let outcome = match answer {
-            Err(_) => Err(Error::Timeout {
-                provider: self.provider_id.clone(),
-                waited_ms: millis(self.config.provider_timeout) as u64,
-            }),
-            Ok(Err(panic)) => Err(Error::provider(
-                &self.provider_id,
-                format!(
-                    "the provider panicked: {}",
-                    crate::error::panic_message(panic.as_ref())
-                ),
-            )),
-            Ok(Ok(Err(e))) => Err(self.as_provider_error(e)),
-            Ok(Ok(Ok(fresh))) => self.accept(fresh, now),
-        };
-        guard.armed = false;
-        let mut slow = self.slow.lock().unwrap_or_else(|p| p.into_inner());
-        self.clear_in_flight(&mut slow, attempt);
-        match &outcome {
-            Ok(g) => {
-                self.current.store(g.clone());
-                if after_rejection {
-                    // Whether the endpoint accepts it is still open: a rejection soon after
-                    // continues the backoff rather than restarting it.
-                    slow.unproven_generation = g.number;
-                } else {
-                    slow.unproven_generation = 0;
-                    slow.backoff_millis = 0;
-                }
-                slow.last_error = None;
-                slow.next_attempt_at_millis = i64::MIN;
-                self.next_attempt_at_millis
-                    .store(i64::MIN, Ordering::Relaxed);
-                self.counters.record_success(self.clock.now_millis());
-                log::debug!(
-                    "provider '{}' vended generation {} in {} ms, expires_at_millis={:?}",
-                    self.provider_id,
-                    g.number,
-                    now - started,
-                    g.expires_at_millis
-                );
-            }
-            Err(e) => {
-                self.counters.failures.fetch_add(1, Ordering::Relaxed);
-                // A failure the catalog calls permanent (table gone, access revoked) is retried
-                // at the slowest pace at once; transient ones back off from `initial_backoff`.
-                let delay = self.next_delay(&mut slow, e.is_retryable());
-                self.back_off(&mut slow, now, delay, e.clone());
-            }
-        }
-        outcome
-    }
-
-    /// The delay (ms) after one more failure, and the one after it doubled for next time.
-    fn next_delay(&self, slow: &mut SlowState<C>, retryable: bool) -> i64 {
-        let initial = millis(self.config.initial_backoff).max(1);
-        let max = millis(self.config.max_backoff).max(initial);
-        let delay = match (retryable, slow.backoff_millis) {
-            (false, _) => max,
-            (true, 0) => initial,
-            (true, b) => b.min(max),
-        };
-        slow.backoff_millis = delay.saturating_mul(2).min(max);
-        delay
-    }
-
-    /// Schedules the next provider call `delay` ms after `now` (never past the expiry of a
-    /// credential that is still usable, so one attempt happens at expiry), and keeps `e` for
-    /// the requests that fail fast until then.
-    fn back_off(&self, slow: &mut SlowState<C>, now: i64, delay: i64, e: Error) {
-        let cur = self.current.load();
-        let mut next = now.saturating_add(delay);
-        let usable = cur.is_valid_at(now) && cur.number != self.invalidated.load(Ordering::SeqCst);
-        if let (true, Some(exp)) = (usable, cur.expires_at_millis) {
-            next = next.min(exp);
-        }
-        slow.next_attempt_at_millis = next;
-        self.next_attempt_at_millis.store(next, Ordering::Relaxed);
-        log::warn!(
-            "credential refresh failed (provider '{}', next attempt in {} ms): {e}",
-            self.provider_id,
-            next - now
-        );
-        slow.last_error = Some(e);
-    }
-
-    fn as_provider_error(&self, e: Error) -> Error {
-        match e {
-            Error::Provider { .. } | Error::Timeout { .. } => e,
-            other => Error::Provider {
-                provider: self.provider_id.clone(),
-                message: other.to_string(),
-                retryable: other.is_retryable()
-                    || other.kind() != crate::error::ErrorKind::InvalidOptions,
-                source: Some(Arc::new(other)),
-            },
-        }
-    }
-
-    /// Validates a provider's answer and builds the next generation from it.
-    fn accept(&self, fresh: Option<StorageOptions>, now: i64) -> Result<Arc<Generation<C>>> {
-        let fail = |msg: String| Error::provider(&self.provider_id, msg);
-        let Some(fresh) = fresh else {
-            return Err(fail("returned no storage options (null)".into()));
-        };
-        if !has_credentials(&fresh) {
-            return Err(fail(format!(
-                "returned no credentials ({} options, none of them a credential)",
-                fresh.len()
-            )));
-        }
-        let cur = self.current.load();
-        let merged = merge(&cur.options, &fresh);
-        let g = Generation::build(cur.number + 1, merged, now, &self.config, &self.mapper)
-            .map_err(|e| fail(format!("returned unusable storage options: {e}")))?;
-        if g.credential.is_none() {
-            return Err(fail("returned an expiry but no credential".into()));
-        }
-        match g.expires_at_millis {
-            Some(exp) if exp <= now => {
-                return Err(fail(format!(
-                    "returned expired credentials: expires_at_millis={exp} is {} ms in the past",
-                    now - exp
-                )))
-            }
-            Some(exp) if exp - now <= millis(self.config.min_remaining) => {
-                return Err(fail(format!(
-                    "returned credentials that expire in {} ms (expires_at_millis={exp}), too soon to use",
-                    exp - now
-                )))
-            }
-            _ => {}
-        }
-        self.warn_if_no_expiry(&g);
-        Ok(Arc::new(g))
-    }
-
-    fn warn_if_no_expiry(&self, g: &Generation<C>) {
-        if g.credential.is_some()
-            && g.expires_at_millis.is_none()
-            && !self.warned_no_expiry.swap(true, Ordering::Relaxed)
-        {
-            log::warn!(
-                "provider '{}' vended credentials without expires_at_millis: they are used until the endpoint rejects them, then refetched once",
-                self.provider_id
-            );
-        }
-    }
-}
-
 impl<C> Inner<C> {
     /// Now, epoch ms, on the endpoint's clock as far as it is known (local clock plus the
     /// observed offset).
@@ -836,29 +444,6 @@ impl<C> Inner<C> {
         self.clock
             .now_millis()
             .saturating_add(self.clock_offset.load(Ordering::Relaxed))
-    }
-
-    fn clear_in_flight(&self, slow: &mut SlowState<C>, attempt: u64) {
-        if slow.in_flight.as_ref().is_some_and(|(a, _)| *a == attempt) {
-            slow.in_flight = None;
-            self.refresh_pending.store(false, Ordering::Release);
-        }
-    }
-}
-
-/// Clears the in-flight marker of a refresh that was dropped before it finished.
-struct InFlightGuard<'a, C> {
-    inner: &'a Inner<C>,
-    attempt: u64,
-    armed: bool,
-}
-
-impl<C> Drop for InFlightGuard<'_, C> {
-    fn drop(&mut self) {
-        if self.armed {
-            let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
-            self.inner.clear_in_flight(&mut slow, self.attempt);
-        }
     }
 }
 

@@ -1,0 +1,95 @@
+//! C18 variant: refetches after rejections share the backoff.
+
+use super::*;
+
+/// A request through a store whose endpoint rejects every key: sign, be rejected, invalidate,
+/// retry once. With `report`, the store layer also reports the retry's outcome.
+async fn rejected_request(f: &Fixture, report: bool) -> std::result::Result<(), Error> {
+    let (_, g) = f.refresher.get_credential().await?;
+    f.refresher.invalidate(g); // the endpoint said 403
+    let (_, g2) = f.refresher.get_credential().await?;
+    if report {
+        f.refresher.report_auth_retry(g2, false); // the retry got a 403 too
+    }
+    Err(Error::provider("store", "403 InvalidAccessKeyId"))
+}
+
+#[tokio::test]
+async fn c18_endpoint_rejecting_every_vended_key_rate_limits_refetches() {
+    for report in [true, false] {
+        let f = fixture(
+            creds("gen1", Some(T0 + 600_000)),
+            no_jitter(300),
+            vec![],
+            Duration::ZERO,
+            false,
+        );
+        let mut errors = Vec::new();
+        for _ in 0..200 {
+            f.clock.advance(50);
+            errors.push(rejected_request(&f, report).await.unwrap_err().to_string());
+        }
+        // Refetches at 50 ms, then after backoffs of 1 s, 2 s, 4 s: 1.05 s, 3.05 s, 7.05 s.
+        assert_eq!(
+            f.calls(),
+            4,
+            "report={report}: not one catalog call per request"
+        );
+        let stats = f.refresher.stats();
+        assert_eq!(stats.auth_refetches, 4, "{stats:?}");
+        assert_eq!(stats.fetches, 4, "{stats:?}");
+        assert_eq!(
+            stats.failures, 0,
+            "the provider itself never failed: {stats:?}"
+        );
+        assert!(stats.backoff_rejections >= 190, "{stats:?}");
+        let rejected = errors
+            .iter()
+            .filter(|e| e.contains("the endpoint rejected freshly vended credentials"))
+            .count();
+        assert!(
+            rejected >= 190,
+            "report={report}: {rejected}: {:?}",
+            errors.last()
+        );
+        // A store layer that reports: every vended generation was rejected once.
+        if report {
+            assert_eq!(stats.endpoint_rejections, 5, "{stats:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn c18_a_confirmed_or_long_served_credential_refetches_at_once_when_rejected() {
+    let f = fixture(
+        creds("gen1", Some(T0 + 3_600_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
+    // gen1 revoked: one refetch, the retry works and the store layer says so.
+    let (_, g1) = f.refresher.get_credential().await.unwrap();
+    f.refresher.invalidate(g1);
+    let (_, g2) = f.refresher.get_credential().await.unwrap();
+    f.refresher.report_auth_retry(g2, true);
+    // gen2 revoked ten seconds later: an immediate refetch, no backoff.
+    f.clock.advance(10_000);
+    f.refresher.invalidate(g2);
+    let (_, g3) = f.refresher.get_credential().await.unwrap();
+    assert_eq!(f.calls(), 2);
+    // gen3 was not confirmed, but served for over a minute: still an immediate refetch.
+    f.clock.advance(61_000);
+    f.refresher.invalidate(g3);
+    assert_eq!(f.key().await.unwrap(), "gen4");
+    assert_eq!(f.calls(), 3);
+    let stats = f.refresher.stats();
+    assert_eq!(
+        (
+            stats.endpoint_rejections,
+            stats.auth_refetches,
+            stats.backoff_rejections
+        ),
+        (3, 3, 0)
+    );
+}

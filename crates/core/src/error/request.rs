@@ -1,0 +1,285 @@
+//! [`RequestFailure`]: the reading of `object_store` request errors (method, location, status,
+//! the endpoint's error code and message, transport failure, attempts).
+
+use std::fmt;
+use std::time::Duration;
+
+use object_store::client::{HttpError, HttpErrorKind};
+
+use super::Error;
+
+/// One HTTP request of an object store that failed, reduced to what a program acts on: the
+/// method, what it addressed, the answer's status and the endpoint's error code and message
+/// (no raw XML, no request ids), or the transport failure, and how many attempts were made.
+///
+/// Built from `object_store` 0.14's request error (`client::retry::RetryError`, a private
+/// type, so read from its `Display` text: `Error performing {METHOD} {url} in {elapsed}[,
+/// after {n} retries, max_retries: {m}, retry_timeout: {t} ] - {reason}`) and the S3/Azure
+/// error document of the body (`<Error><Code>..</Code><Message>..</Message>..</Error>`, see
+/// <https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html>). Cloud stores put it
+/// into the errors they return (as the error source, keeping the original error as its source)
+/// with the location spelled as the user wrote it (`s3://bucket/path`).
+#[derive(Debug)]
+pub struct RequestFailure {
+    /// The HTTP method, e.g. `GET`.
+    pub method: String,
+    /// What was addressed: `s3://bucket/path` where the store knows it, else the request URL
+    /// (`REDACTED` for requests `object_store` marks sensitive).
+    pub location: String,
+    /// The answer's HTTP status; `None` when no answer came (timeout, connection failure).
+    pub status: Option<u16>,
+    /// The endpoint's error code, e.g. `AccessDenied`, when the answer carried one (answers to
+    /// `HEAD` never do: they have no body).
+    pub code: Option<String>,
+    /// The endpoint's error message, or the first line of a body that is not an error
+    /// document; for transport failures the innermost error's text.
+    pub message: Option<String>,
+    /// The kind of transport failure when no answer came.
+    pub transport: Option<HttpErrorKind>,
+    /// How many times the request was sent (`object_store` retries 5xx answers, 429, and
+    /// transport failures of idempotent requests).
+    pub attempts: usize,
+    /// Time from the first attempt until `object_store` gave up.
+    pub elapsed: Duration,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+const HTTP_METHODS: [&str; 7] = ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"];
+
+impl RequestFailure {
+    /// The failure already placed in `e`'s source chain by a cloud store, if any.
+    pub fn find<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a RequestFailure> {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(c) = current {
+            if let Some(f) = c.downcast_ref::<RequestFailure>() {
+                return Some(f);
+            }
+            current = c.source();
+        }
+        None
+    }
+
+    /// Reads the failed request out of `e`'s source chain (the first error whose text is
+    /// `object_store`'s request error); `None` when `e` is no HTTP request failure (for example
+    /// a credential provider error). The result has no source and the request URL as location.
+    pub fn parse(e: &(dyn std::error::Error + 'static)) -> Option<RequestFailure> {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(c) = current {
+            if c.downcast_ref::<Error>().is_some() {
+                // A credential provider's error travelling through object_store.
+                return None;
+            }
+            if let Some(mut f) = Self::parse_text(&c.to_string()) {
+                let mut inner = c.source();
+                while let Some(s) = inner {
+                    if let Some(h) = s.downcast_ref::<HttpError>() {
+                        f.transport = Some(h.kind());
+                    }
+                    if s.source().is_none() && f.status.is_none() {
+                        f.message = Some(one_line(&s.to_string()));
+                    }
+                    inner = s.source();
+                }
+                return Some(f);
+            }
+            current = c.source();
+        }
+        None
+    }
+
+    fn parse_text(text: &str) -> Option<RequestFailure> {
+        let rest = text.strip_prefix("Error performing ")?;
+        let (method, rest) = rest.split_once(' ')?;
+        if !HTTP_METHODS.contains(&method) {
+            return None;
+        }
+        let (url, rest) = rest.split_once(" in ")?;
+        let (meta, reason) = rest.split_once(" - ")?;
+        let elapsed = parse_debug_duration(meta.split(',').next().unwrap_or("").trim());
+        let retries = meta
+            .split_once(", after ")
+            .and_then(|(_, r)| r.split(' ').next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0);
+        let mut f = RequestFailure {
+            method: method.to_string(),
+            location: url.to_string(),
+            status: None,
+            code: None,
+            message: None,
+            transport: None,
+            attempts: retries + 1,
+            elapsed: elapsed.unwrap_or_default(),
+            source: None,
+        };
+        let body = if let Some(r) = reason.strip_prefix("Server returned non-2xx status code: ") {
+            f.status = r.get(..3).and_then(|s| s.parse().ok());
+            r.split_once(": ").map(|(_, b)| b).unwrap_or("")
+        } else if let Some(b) = reason.strip_prefix("Server returned error response: ") {
+            // An error document in a 200 answer (S3 may do this); object_store keeps no status.
+            b
+        } else {
+            f.message = Some(one_line(reason));
+            ""
+        };
+        if !body.trim().is_empty() {
+            f.code = xml_element(body, "Code");
+            f.message = xml_element(body, "Message")
+                .or_else(|| (!body.trim_start().starts_with('<')).then(|| one_line(body)));
+        }
+        Some(f)
+    }
+
+    /// Sets the location to print (e.g. `s3://bucket/path`).
+    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+        self.location = location.into();
+        self
+    }
+
+    /// Sets the error this failure was read from (kept as this error's source).
+    pub fn with_source(
+        mut self,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    ) -> Self {
+        self.source = Some(source);
+        self
+    }
+}
+
+impl fmt::Display for RequestFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: ", self.method, self.location)?;
+        match self.status {
+            Some(status) => {
+                write!(f, "{status}")?;
+                match (&self.code, &self.message) {
+                    (Some(code), Some(message)) => write!(f, " {code}: {message}")?,
+                    (Some(code), None) => write!(f, " {code}")?,
+                    (None, Some(message)) => write!(f, " {}: {message}", reason(status))?,
+                    (None, None) if self.method == "HEAD" => write!(
+                        f,
+                        " {} (an answer to HEAD carries no error code)",
+                        reason(status)
+                    )?,
+                    (None, None) => write!(f, " {} (no error document)", reason(status))?,
+                }
+                if self.attempts > 1 {
+                    write!(
+                        f,
+                        " (gave up after {}, {} attempts)",
+                        seconds(self.elapsed),
+                        self.attempts
+                    )?;
+                }
+                Ok(())
+            }
+            None => {
+                let what = match self.transport {
+                    Some(HttpErrorKind::Timeout) => "timed out",
+                    Some(HttpErrorKind::Connect) => "could not connect",
+                    Some(HttpErrorKind::Request) => "could not send the request",
+                    Some(HttpErrorKind::Interrupted) => "connection interrupted",
+                    Some(HttpErrorKind::Decode) => "could not read the answer",
+                    _ => "request failed",
+                };
+                let attempts = if self.attempts == 1 {
+                    "attempt"
+                } else {
+                    "attempts"
+                };
+                write!(
+                    f,
+                    "{what} after {}, {} {attempts}",
+                    seconds(self.elapsed),
+                    self.attempts
+                )?;
+                if let Some(m) = &self.message {
+                    write!(f, " ({m})")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for RequestFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The reason phrase of an HTTP status (RFC 9110 §15), for the statuses object stores answer.
+fn reason(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        412 => "Precondition Failed",
+        416 => "Range Not Satisfiable",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "error",
+    }
+}
+
+/// `1 s`, `1.5 s`, `250 ms`.
+fn seconds(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        return format!("{} ms", d.as_millis());
+    }
+    let s = format!("{:.1}", d.as_secs_f64());
+    format!("{} s", s.strip_suffix(".0").unwrap_or(&s))
+}
+
+/// A `Duration`'s `Debug` text (`1.5s`, `250.1ms`, `12µs`, `7ns`) back to a `Duration`.
+fn parse_debug_duration(text: &str) -> Option<Duration> {
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "s" => 1.0,
+        "ms" => 1e-3,
+        "µs" | "us" => 1e-6,
+        "ns" => 1e-9,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(value * scale).ok()
+}
+
+/// The text of the first `<name>` element of an XML document, entities decoded.
+fn xml_element(xml: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let start = xml.find(&open)? + open.len();
+    let end = start + xml[start..].find(&format!("</{name}>"))?;
+    let text = xml[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&");
+    let text = one_line(&text);
+    (!text.is_empty()).then_some(text)
+}
+
+/// The first non-empty line of `text`, trimmed, at most 300 characters.
+fn one_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    match line.char_indices().nth(300) {
+        Some((i, _)) => format!("{}...", &line[..i]),
+        None => line.to_string(),
+    }
+}

@@ -18,6 +18,7 @@ pub mod azure;
 pub mod gcp;
 pub mod http;
 pub mod local;
+pub mod refreshing;
 pub mod status;
 
 use std::sync::Arc;

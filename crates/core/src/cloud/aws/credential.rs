@@ -4,16 +4,15 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use object_store::aws::AwsCredential;
-use object_store::CredentialProvider;
 
 use super::keys::{
     validate_s3_options, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
 };
+use crate::cloud::refreshing::RefreshingCredentialProvider;
 use crate::error::{Error, Result};
 use crate::options::StorageOptions;
-use crate::refresh::{CredentialMapper, CredentialRefresher};
+use crate::refresh::CredentialMapper;
 
 /// Builds an [`AwsCredential`] from `aws_access_key_id`, `aws_secret_access_key` and the
 /// optional `aws_session_token` (values trimmed), after checking all of `options` with
@@ -44,35 +43,8 @@ pub fn aws_mapper() -> CredentialMapper<AwsCredential> {
     Arc::new(aws_credential_from_options)
 }
 
-/// An `object_store` credential provider backed by a [`CredentialRefresher`].
-#[derive(Debug, Clone)]
-pub struct RefreshingAwsCredentialProvider {
-    refresher: CredentialRefresher<AwsCredential>,
-}
-
-impl RefreshingAwsCredentialProvider {
-    /// Wraps `refresher`.
-    pub fn new(refresher: CredentialRefresher<AwsCredential>) -> Self {
-        Self { refresher }
-    }
-}
-
-#[async_trait]
-impl CredentialProvider for RefreshingAwsCredentialProvider {
-    type Credential = AwsCredential;
-
-    async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
-        if let Some((c, _)) = self.refresher.try_fresh() {
-            return Ok(c);
-        }
-        // Boxed so that this trait's own (per-call) future stays small: the slow path's state
-        // is allocated only when the slow path runs.
-        Box::pin(self.refresher.get_credential())
-            .await
-            .map(|(c, _)| c)
-            .map_err(Error::into_object_store)
-    }
-}
+/// The refreshing `object_store` credential provider of S3 stores.
+pub type RefreshingAwsCredentialProvider = RefreshingCredentialProvider<AwsCredential>;
 
 #[cfg(test)]
 mod tests {

@@ -18,10 +18,11 @@ use object_store::CredentialProvider;
 use super::keys::{
     AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_KEY, AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_TOKEN,
 };
+use crate::cloud::refreshing::RefreshingCredentialProvider;
 use crate::error::{Error, Result};
 use crate::options::{parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::provider::{ProviderIdentity, StorageOptionsProvider};
-use crate::refresh::{CredentialMapper, CredentialRefresher};
+use crate::refresh::CredentialMapper;
 
 /// Parses the SAS token held in option `key` into `object_store`'s (name, value) pairs
 /// (percent-decoded; a literal `+` is kept as `+`, as in a base64 signature, not read as a
@@ -257,33 +258,8 @@ impl StorageOptionsProvider for SasExpiryProvider {
     }
 }
 
-/// An `object_store` credential provider backed by a [`CredentialRefresher`].
-#[derive(Debug, Clone)]
-pub struct RefreshingAzureCredentialProvider {
-    refresher: CredentialRefresher<AzureCredential>,
-}
-
-impl RefreshingAzureCredentialProvider {
-    /// Wraps `refresher`.
-    pub fn new(refresher: CredentialRefresher<AzureCredential>) -> Self {
-        Self { refresher }
-    }
-}
-
-#[async_trait]
-impl CredentialProvider for RefreshingAzureCredentialProvider {
-    type Credential = AzureCredential;
-
-    async fn get_credential(&self) -> object_store::Result<Arc<AzureCredential>> {
-        if let Some((c, _)) = self.refresher.try_fresh() {
-            return Ok(c);
-        }
-        Box::pin(self.refresher.get_credential())
-            .await
-            .map(|(c, _)| c)
-            .map_err(Error::into_object_store)
-    }
-}
+/// The refreshing `object_store` credential provider of Azure stores.
+pub type RefreshingAzureCredentialProvider = RefreshingCredentialProvider<AzureCredential>;
 
 /// A fixed credential whose `Debug` shows only its kind (`object_store`'s
 /// `StaticCredentialProvider` would print the SAS signature or token).

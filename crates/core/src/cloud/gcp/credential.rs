@@ -10,9 +10,10 @@ use object_store::CredentialProvider;
 
 use super::keys::{GOOGLE_BEARER_TOKEN, GOOGLE_STORAGE_TOKEN};
 use crate::cloud::azure::check_bearer_token;
+use crate::cloud::refreshing::RefreshingCredentialProvider;
 use crate::error::{Error, Result};
 use crate::options::StorageOptions;
-use crate::refresh::{CredentialMapper, CredentialRefresher};
+use crate::refresh::CredentialMapper;
 
 /// Builds a [`GcpCredential`] from `google_storage_token` (Lance) or `google_bearer_token`
 /// (`object_store`, Iceberg); both may be given only with the same value.
@@ -54,33 +55,8 @@ pub fn gcp_mapper() -> CredentialMapper<GcpCredential> {
     })
 }
 
-/// An `object_store` credential provider backed by a [`CredentialRefresher`].
-#[derive(Debug, Clone)]
-pub struct RefreshingGcpCredentialProvider {
-    refresher: CredentialRefresher<GcpCredential>,
-}
-
-impl RefreshingGcpCredentialProvider {
-    /// Wraps `refresher`.
-    pub fn new(refresher: CredentialRefresher<GcpCredential>) -> Self {
-        Self { refresher }
-    }
-}
-
-#[async_trait]
-impl CredentialProvider for RefreshingGcpCredentialProvider {
-    type Credential = GcpCredential;
-
-    async fn get_credential(&self) -> object_store::Result<Arc<GcpCredential>> {
-        if let Some((c, _)) = self.refresher.try_fresh() {
-            return Ok(c);
-        }
-        Box::pin(self.refresher.get_credential())
-            .await
-            .map(|(c, _)| c)
-            .map_err(Error::into_object_store)
-    }
-}
+/// The refreshing `object_store` credential provider of GCS stores.
+pub type RefreshingGcpCredentialProvider = RefreshingCredentialProvider<GcpCredential>;
 
 /// A fixed token whose `Debug` does not show it (`object_store`'s `StaticCredentialProvider`
 /// would).

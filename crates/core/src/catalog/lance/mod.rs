@@ -22,9 +22,11 @@
 //! [`LanceNamespaceProvider::open_table`] (defined in the crate's `table` module, which sits
 //! above the registry) and are kept across refreshes.
 //!
-//! The wire types are serde structs ([`DescribeTableRequest`], `DescribeTableResponse`,
-//! `ErrorResponse`); their fields are read through a shape that reports a wrong JSON type by
-//! the field's name, never by its value.
+//! The wire types (module `wire`) are serde structs ([`DescribeTableRequest`],
+//! `DescribeTableResponse`, `ErrorResponse`); their fields are read through a shape that reports
+//! a wrong JSON type by the field's name, never by its value.
+
+mod wire;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,77 +34,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 
-use super::http::{decode_error_body, CatalogHttp, Json, Scalar, ScalarMap};
+use super::http::CatalogHttp;
 use super::{auth_id, display_url, CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
 use crate::error::{Error, Result};
 use crate::options::{Redacted, StorageOptions};
 use crate::provider::StorageOptionsProvider;
+pub use wire::DescribeTableRequest;
+use wire::{lance_error_body, DescribeTableResponse, RESPONSE};
 
 const CATALOG: &str = "Lance Namespace";
 
 /// The default delimiter that joins a table id's parts in the URL path: `$`.
 pub const DEFAULT_DELIMITER: &str = "$";
-
-/// The body of a `DescribeTable` request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DescribeTableRequest {
-    /// The table id's parts, outermost namespace first.
-    pub id: Vec<String>,
-    /// Ask the namespace to vend credentials (`storage_options`).
-    pub vend_credentials: bool,
-    /// Ask for the table's complete URI (`table_uri`).
-    pub with_table_uri: bool,
-}
-
-/// The fields of a `DescribeTableResponse` this crate reads (others are ignored).
-#[derive(Deserialize)]
-struct DescribeTableResponse {
-    #[serde(default)]
-    location: Scalar,
-    #[serde(default)]
-    table_uri: Scalar,
-    #[serde(default)]
-    storage_options: Json<ScalarMap>,
-}
-
-/// What the answer names: an `object`, so that a wrong top-level type reads "the answer is a
-/// JSON array, expected a DescribeTableResponse object".
-const RESPONSE: &str = "a DescribeTableResponse object";
-
-impl TryFrom<DescribeTableResponse> for TableDescription {
-    type Error = (CatalogErrorKind, String);
-
-    fn try_from(r: DescribeTableResponse) -> std::result::Result<Self, Self::Error> {
-        let malformed = |m: String| (CatalogErrorKind::MalformedResponse, m);
-        Ok(TableDescription {
-            location: r.location.optional_string("location").map_err(malformed)?,
-            table_uri: r
-                .table_uri
-                .optional_string("table_uri")
-                .map_err(malformed)?,
-            storage_options: r
-                .storage_options
-                .string_map("storage_options")
-                .map_err(malformed)?,
-        })
-    }
-}
-
-/// A Lance Namespace `ErrorResponse`
-/// (`{"error": "...", "code": 4, "detail": "...", "instance": "..."}`); every field optional and
-/// of any type (only strings, numbers and booleans are read as text, only a non-negative
-/// integer as a code).
-#[derive(Deserialize)]
-struct ErrorResponse {
-    #[serde(default)]
-    error: Scalar,
-    #[serde(default)]
-    code: Scalar,
-    #[serde(default)]
-    detail: Scalar,
-}
 
 /// What `DescribeTable` answered (the fields this crate uses).
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -453,198 +397,5 @@ impl StorageOptionsProvider for LanceNamespaceProvider {
     }
 }
 
-/// `(message, code)` of a Lance Namespace `ErrorResponse`: the `error` text (else `detail`),
-/// and the `code` with its name (`4 TableNotFound`).
-fn lance_error_body(body: &[u8]) -> (Option<String>, Option<String>) {
-    let Some(e) = decode_error_body::<ErrorResponse>(body) else {
-        return (None, None);
-    };
-    let message = e
-        .error
-        .text()
-        .filter(|s| !s.is_empty())
-        .or_else(|| e.detail.text());
-    let code = match e.code {
-        Json::Number(n) => n.as_u64(),
-        _ => None,
-    }
-    .map(|c| match lance_code_name(c) {
-        Some(name) => format!("{c} {name}"),
-        None => c.to_string(),
-    });
-    (message, code)
-}
-
-/// Names of the Lance Namespace error codes (`ErrorResponse.code`).
-fn lance_code_name(code: u64) -> Option<&'static str> {
-    const NAMES: [&str; 24] = [
-        "Unsupported",
-        "NamespaceNotFound",
-        "NamespaceAlreadyExists",
-        "NamespaceNotEmpty",
-        "TableNotFound",
-        "TableAlreadyExists",
-        "TableIndexNotFound",
-        "TableIndexAlreadyExists",
-        "TableTagNotFound",
-        "TableTagAlreadyExists",
-        "TransactionNotFound",
-        "TableVersionNotFound",
-        "TableColumnNotFound",
-        "InvalidInput",
-        "ConcurrentModification",
-        "PermissionDenied",
-        "Unauthenticated",
-        "ServiceUnavailable",
-        "Internal",
-        "InvalidTableState",
-        "TableSchemaValidationError",
-        "Throttling",
-        "TableBranchNotFound",
-        "TableBranchAlreadyExists",
-    ];
-    NAMES.get(usize::try_from(code).ok()?).copied()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn builds_the_describe_url_with_the_delimiter() {
-        let p = LanceNamespaceProvider::builder("http://127.0.0.1:2333/base/", ["db", "my table"])
-            .build()
-            .unwrap();
-        assert_eq!(
-            p.describe_url.as_str(),
-            "http://127.0.0.1:2333/base/v1/table/db$my%20table/describe"
-        );
-        let p = LanceNamespaceProvider::builder("http://h:1", ["a", "b", "c"])
-            .delimiter(".")
-            .build()
-            .unwrap();
-        assert_eq!(
-            p.describe_url.as_str(),
-            "http://h:1/v1/table/a.b.c/describe"
-        );
-        assert_eq!(
-            p.provider_id(),
-            "lance-namespace:http://h:1:a.b.c:auth=none"
-        );
-    }
-
-    #[test]
-    fn rejects_bad_configuration() {
-        let err = |b: LanceNamespaceProviderBuilder| b.build().unwrap_err().to_string();
-        assert!(err(LanceNamespaceProvider::builder("ftp://h", ["t"])).contains("endpoint"));
-        assert!(err(LanceNamespaceProvider::builder("not a url", ["t"])).contains("endpoint"));
-        assert!(err(LanceNamespaceProvider::builder(
-            "http://h",
-            Vec::<String>::new()
-        ))
-        .contains("table_id"));
-        assert!(err(LanceNamespaceProvider::builder("http://h", ["a", ""])).contains("empty part"));
-        assert!(err(LanceNamespaceProvider::builder("http://h", ["a$b"])).contains("delimiter"));
-        assert!(
-            err(LanceNamespaceProvider::builder("http://h", ["a"]).delimiter(""))
-                .contains("delimiter")
-        );
-        assert!(
-            err(LanceNamespaceProvider::builder("http://h", ["a"]).timeout(Duration::ZERO))
-                .contains("timeout")
-        );
-    }
-
-    #[test]
-    fn provider_id_fingerprints_tokens_and_never_shows_them() {
-        let a = LanceNamespaceProvider::builder("http://u:pw@h:1", ["db", "t"])
-            .bearer_token("tenant-a-token")
-            .build()
-            .unwrap();
-        let a2 = LanceNamespaceProvider::builder("http://h:1", ["db", "t"])
-            .bearer_token("tenant-a-token")
-            .build()
-            .unwrap();
-        let b = LanceNamespaceProvider::builder("http://h:1", ["db", "t"])
-            .bearer_token("tenant-b-token")
-            .build()
-            .unwrap();
-        assert_eq!(a.provider_id(), a2.provider_id());
-        assert_ne!(a.provider_id(), b.provider_id());
-        for p in [&a, &b] {
-            let shown = format!("{} {:?}", p.provider_id(), p);
-            assert!(!shown.contains("token") && !shown.contains("pw"), "{shown}");
-            assert!(
-                shown.contains("lance-namespace:http://h:1:db$t:auth="),
-                "{shown}"
-            );
-        }
-    }
-
-    fn parse_description(
-        body: serde_json::Value,
-    ) -> std::result::Result<TableDescription, (CatalogErrorKind, String)> {
-        let answer: DescribeTableResponse =
-            super::super::http::decode_object(body.to_string().as_bytes(), RESPONSE)?;
-        TableDescription::try_from(answer)
-    }
-
-    #[test]
-    fn parses_descriptions_and_error_bodies() {
-        let d = parse_description(json!({
-            "location": "s3://b/t.lance",
-            "storage_options": {"aws_access_key_id": "AKIA", "expires_at_millis": "1767225600000", "n": 5, "z": null},
-            "properties": {"other": ["ignored"]}
-        }))
-        .unwrap();
-        assert_eq!(d.uri(), Some("s3://b/t.lance"));
-        let o = d.storage_options.unwrap();
-        assert_eq!(o["n"], "5");
-        assert!(!o.contains_key("z"));
-        let d = parse_description(json!({"location": "a", "table_uri": "s3://b/t"})).unwrap();
-        assert_eq!(d.uri(), Some("s3://b/t"));
-        assert!(d.storage_options.is_none());
-        let e = parse_description(json!([])).unwrap_err();
-        assert_eq!(e.0, CatalogErrorKind::MalformedResponse);
-        assert!(e.1.contains("array"), "{}", e.1);
-        let e = parse_description(json!({"storage_options": "secret-x"})).unwrap_err();
-        assert!(
-            e.1.contains("'storage_options' is a JSON string") && !e.1.contains("secret"),
-            "{}",
-            e.1
-        );
-        let e = parse_description(json!({"location": 5})).unwrap_err();
-        assert_eq!(e.1, "'location' is a JSON number, expected a string");
-        let e = parse_description(json!({"storage_options": {"k": {"v": "secret"}}})).unwrap_err();
-        assert_eq!(
-            e.1,
-            "'storage_options.k' is a JSON object, expected a string"
-        );
-        let body = |v: serde_json::Value| lance_error_body(v.to_string().as_bytes());
-        let (m, c) = body(json!({"error": "table id 'db$t'", "code": 4}));
-        assert_eq!(
-            (m.as_deref(), c.as_deref()),
-            (Some("table id 'db$t'"), Some("4 TableNotFound"))
-        );
-        let (m, c) = body(json!({"error": "", "detail": "d", "code": "4"}));
-        assert_eq!((m.as_deref(), c.as_deref()), (Some("d"), None));
-        let (m, c) = body(json!({"error": {"nested": 1}, "code": 99}));
-        assert_eq!((m.as_deref(), c.as_deref()), (None, Some("99")));
-        assert_eq!(body(json!(["error", 4])), (None, None));
-    }
-
-    #[test]
-    fn the_request_is_the_spec_body() {
-        let body = serde_json::to_value(DescribeTableRequest {
-            id: vec!["db".into(), "t".into()],
-            vend_credentials: true,
-            with_table_uri: true,
-        })
-        .unwrap();
-        assert_eq!(
-            body,
-            json!({"id": ["db", "t"], "vend_credentials": true, "with_table_uri": true})
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,133 @@
+//! The choice of the storage credential for a table's location (the most specific prefix) and
+//! the mapping of its Iceberg FileIO keys to storage options (see the module documentation of
+//! [`iceberg`](super)).
+
+use super::wire::{LoadCredentialsResponse, StorageCredential};
+use super::{
+    AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AZURE_STORAGE_ACCOUNT_NAME,
+    AZURE_STORAGE_SAS_TOKEN, GOOGLE_BEARER_TOKEN,
+};
+use crate::catalog::http::{Json, ScalarMap};
+use crate::catalog::CatalogErrorKind;
+use crate::options::{StorageOptions, EXPIRES_AT_MILLIS};
+
+type Failure = (CatalogErrorKind, String);
+
+fn normalize_scheme(uri: &str) -> String {
+    for alias in ["s3a://", "s3n://"] {
+        if let Some(rest) = uri.strip_prefix(alias) {
+            return format!("s3://{rest}");
+        }
+    }
+    uri.to_string()
+}
+
+/// Picks the storage credential for `location` from a `LoadCredentialsResponse` and maps it.
+pub(super) fn select_credentials(
+    answer: LoadCredentialsResponse,
+    location: &str,
+) -> std::result::Result<StorageOptions, Failure> {
+    let malformed = |m: String| (CatalogErrorKind::MalformedResponse, m);
+    let list = match answer.storage_credentials {
+        Json::Null => {
+            return Err((
+                CatalogErrorKind::MissingField,
+                "the answer has no storage-credentials".into(),
+            ));
+        }
+        Json::Array(list) => list,
+        other => {
+            return Err(malformed(format!(
+                "'storage-credentials' is a JSON {}, expected an array",
+                other.kind()
+            )))
+        }
+    };
+    if list.is_empty() {
+        return Err((
+            CatalogErrorKind::MissingField,
+            "the answer's storage-credentials list is empty".into(),
+        ));
+    }
+    let target = normalize_scheme(location);
+    let mut prefixes = Vec::new();
+    let mut best: Option<(usize, Json<ScalarMap>)> = None;
+    for (i, entry) in list.into_iter().enumerate() {
+        let (prefix, config) = match entry {
+            Json::Object(StorageCredential {
+                prefix: Json::String(prefix),
+                config,
+            }) => (prefix, config),
+            _ => {
+                return Err(malformed(format!(
+                    "storage-credentials[{i}] has no string 'prefix'"
+                )))
+            }
+        };
+        let config =
+            config.ok_or_else(|| malformed(format!("storage-credentials[{i}] has no 'config'")))?;
+        let p = normalize_scheme(&prefix);
+        prefixes.push(prefix);
+        if target.starts_with(&p) && best.as_ref().is_none_or(|(len, _)| p.len() > *len) {
+            best = Some((p.len(), config));
+        }
+    }
+    let Some((_, config)) = best else {
+        return Err((
+            CatalogErrorKind::MissingField,
+            format!("no storage credential's prefix matches the table location {location} (prefixes: {prefixes:?})"),
+        ));
+    };
+    let config = match config.string_map("config").map_err(malformed)? {
+        Some(config) => config,
+        None => {
+            return Err(malformed(
+                "'config' is a JSON null, expected an object of strings".into(),
+            ))
+        }
+    };
+    Ok(map_config(&config, location))
+}
+
+/// Maps Iceberg FileIO credential keys to storage options (see the module documentation).
+pub(super) fn map_config(config: &StorageOptions, location: &str) -> StorageOptions {
+    let mut out = StorageOptions::new();
+    for (iceberg, ours) in [
+        ("s3.access-key-id", AWS_ACCESS_KEY_ID),
+        ("s3.secret-access-key", AWS_SECRET_ACCESS_KEY),
+        ("s3.session-token", AWS_SESSION_TOKEN),
+        ("s3.session-token-expires-at-ms", EXPIRES_AT_MILLIS),
+        ("gcs.oauth2.token", GOOGLE_BEARER_TOKEN),
+        ("gcs.oauth2.token-expires-at", EXPIRES_AT_MILLIS),
+    ] {
+        if let Some(v) = config.get(iceberg) {
+            out.insert(ours.to_string(), v.clone());
+        }
+    }
+    const SAS: &str = "adls.sas-token.";
+    const SAS_EXPIRES: &str = "adls.sas-token-expires-at-ms.";
+    let mut accounts: Vec<&str> = config.keys().filter_map(|k| k.strip_prefix(SAS)).collect();
+    accounts.sort_unstable();
+    let host = url::Url::parse(location)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string));
+    let account_of = |a: &str| a.split('.').next().unwrap_or(a).to_string();
+    let chosen = accounts
+        .iter()
+        .find(|a| {
+            host.as_deref() == Some(**a) || host.as_deref().map(account_of) == Some(account_of(a))
+        })
+        .or(accounts.first())
+        .copied();
+    if let Some(account) = chosen {
+        out.insert(
+            AZURE_STORAGE_SAS_TOKEN.to_string(),
+            config[&format!("{SAS}{account}")].clone(),
+        );
+        out.insert(AZURE_STORAGE_ACCOUNT_NAME.to_string(), account_of(account));
+        if let Some(exp) = config.get(&format!("{SAS_EXPIRES}{account}")) {
+            out.insert(EXPIRES_AT_MILLIS.to_string(), exp.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,139 @@
+//! Catalog specs: a catalog table described by plain strings (the form the JVM side holds and
+//! passes over JNI), turned into the Rust provider.
+//!
+//! A spec is a `kind` and a flat map of string keys to string values:
+//!
+//! | kind | keys |
+//! |---|---|
+//! | `lance-namespace` | `endpoint` (required), `table_id` (required; parts joined by `delimiter`), `delimiter` (default `$`) |
+//! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix` |
+//! | both | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token` |
+//!
+//! `header.<Name>` values and `bearer_token` (sent as `Authorization: Bearer <token>`) are
+//! secrets: no error message and no `Debug` output ever contains one. An unknown key is an
+//! error that names the key (never its value).
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use vended_storage::catalog::CatalogSpec;
+//!
+//! let map = BTreeMap::from([
+//!     ("endpoint".to_string(), "http://127.0.0.1:2333".to_string()),
+//!     ("table_id".to_string(), "db$orders".to_string()),
+//!     ("bearer_token".to_string(), "my-token".to_string()),
+//! ]);
+//! let spec = CatalogSpec::parse("lance-namespace", &map)?;
+//! assert!(spec.provider_id()?.starts_with("lance-namespace:http://127.0.0.1:2333:db$orders:auth="));
+//! assert!(!format!("{spec:?}").contains("my-token"));
+//! # Ok::<(), vended_storage::Error>(())
+//! ```
+
+mod build;
+mod parse;
+
+use std::fmt;
+use std::time::Duration;
+
+/// The `kind` of a Lance Namespace REST spec.
+pub const LANCE_NAMESPACE: &str = "lance-namespace";
+/// The `kind` of an Iceberg REST spec.
+pub const ICEBERG_REST: &str = "iceberg-rest";
+
+/// The prefix of header keys: `header.<Name>`.
+pub const HEADER_PREFIX: &str = "header.";
+
+/// A catalog table as plain configuration: what the providers' builders take. Built by
+/// [`CatalogSpec::parse`]; [`CatalogSpec::provider`] turns it into the provider. `Debug` shows
+/// header names, never their values.
+#[derive(Clone, PartialEq, Eq)]
+pub enum CatalogSpec {
+    /// A Lance Namespace REST table (`DescribeTable`).
+    Lance {
+        /// The namespace server, e.g. `http://127.0.0.1:2333`.
+        endpoint: String,
+        /// The table id's parts, outermost namespace first.
+        table_id: Vec<String>,
+        /// The delimiter that joins the parts in the URL path (default `$`).
+        delimiter: String,
+        /// Headers sent with every call (name, value); values are secrets.
+        headers: Vec<(String, String)>,
+        /// The timeout of one call.
+        timeout: Duration,
+    },
+    /// An Iceberg REST table (`loadCredentials`).
+    Iceberg {
+        /// The catalog's base URL (without `/v1`).
+        uri: String,
+        /// The catalog's path prefix, if any.
+        prefix: Option<String>,
+        /// The namespace's parts, outermost first.
+        namespace: Vec<String>,
+        /// The table name.
+        table: String,
+        /// The table's location (credentials are chosen for it).
+        location: String,
+        /// The separator of namespace parts in the URL path (default U+001F).
+        separator: String,
+        /// Headers sent with every call (name, value); values are secrets.
+        headers: Vec<(String, String)>,
+        /// The timeout of one call.
+        timeout: Duration,
+    },
+}
+
+impl fmt::Debug for CatalogSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = |headers: &[(String, String)]| -> Vec<String> {
+            headers.iter().map(|(k, _)| k.clone()).collect()
+        };
+        match self {
+            CatalogSpec::Lance {
+                endpoint,
+                table_id,
+                delimiter,
+                headers,
+                timeout,
+            } => f
+                .debug_struct("Lance")
+                .field("endpoint", endpoint)
+                .field("table_id", table_id)
+                .field("delimiter", delimiter)
+                .field("headers", &names(headers))
+                .field("timeout", timeout)
+                .finish(),
+            CatalogSpec::Iceberg {
+                uri,
+                prefix,
+                namespace,
+                table,
+                location,
+                separator,
+                headers,
+                timeout,
+            } => f
+                .debug_struct("Iceberg")
+                .field("uri", uri)
+                .field("prefix", prefix)
+                .field("namespace", namespace)
+                .field("table", table)
+                .field("location", location)
+                .field("separator", separator)
+                .field("headers", &names(headers))
+                .field("timeout", timeout)
+                .finish(),
+        }
+    }
+}
+
+impl CatalogSpec {
+    /// The spec's kind: [`LANCE_NAMESPACE`] or [`ICEBERG_REST`].
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CatalogSpec::Lance { .. } => LANCE_NAMESPACE,
+            CatalogSpec::Iceberg { .. } => ICEBERG_REST,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

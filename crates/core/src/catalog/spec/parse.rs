@@ -1,0 +1,197 @@
+//! Reading a [`CatalogSpec`] from its kind and string keys: each key taken at most once,
+//! unknown keys and secrets' values never quoted.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{CatalogSpec, HEADER_PREFIX, ICEBERG_REST, LANCE_NAMESPACE};
+use crate::catalog::iceberg::DEFAULT_NAMESPACE_SEPARATOR;
+use crate::catalog::lance::DEFAULT_DELIMITER;
+use crate::catalog::DEFAULT_CATALOG_TIMEOUT;
+use crate::error::{Error, Result};
+
+/// The keys of one spec while they are read: each taken at most once, the rest are unknown.
+struct Keys {
+    kind: &'static str,
+    map: BTreeMap<String, String>,
+}
+
+impl Keys {
+    fn optional(&mut self, key: &str) -> Option<String> {
+        self.map.remove(key)
+    }
+
+    fn required(&mut self, key: &str) -> Result<String> {
+        self.optional(key).ok_or_else(|| {
+            Error::invalid_option(key, format!("a {} catalog spec needs '{key}'", self.kind))
+        })
+    }
+
+    /// `key` split by `separator` (which must not be empty).
+    fn parts(&mut self, key: &str, separator: &str) -> Result<Vec<String>> {
+        Ok(self
+            .required(key)?
+            .split(separator)
+            .map(str::to_string)
+            .collect())
+    }
+
+    fn timeout(&mut self) -> Result<Duration> {
+        let Some(text) = self.optional("timeout_millis") else {
+            return Ok(DEFAULT_CATALOG_TIMEOUT);
+        };
+        match text.trim().parse::<u64>() {
+            Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+            _ => Err(Error::invalid_option(
+                "timeout_millis",
+                "must be a positive whole number of milliseconds",
+            )),
+        }
+    }
+
+    /// `header.<Name>` entries and `bearer_token`, as headers. Values are never printed.
+    fn headers(&mut self) -> Result<Vec<(String, String)>> {
+        let keys: Vec<String> = self
+            .map
+            .keys()
+            .filter(|k| k.starts_with(HEADER_PREFIX))
+            .cloned()
+            .collect();
+        let mut headers: Vec<(String, String)> = Vec::with_capacity(keys.len() + 1);
+        for key in keys {
+            let value = self.map.remove(&key).unwrap_or_default();
+            let name = key[HEADER_PREFIX.len()..].to_string();
+            if name.is_empty() {
+                return Err(Error::invalid_option(
+                    key,
+                    "a header key needs a name after 'header.'",
+                ));
+            }
+            if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+                return Err(Error::invalid_option(
+                    key,
+                    format!("header '{name}' is given more than once (names ignore case)"),
+                ));
+            }
+            headers.push((name, value));
+        }
+        if let Some(token) = self.optional("bearer_token") {
+            if headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            {
+                return Err(Error::invalid_option(
+                    "bearer_token",
+                    "give either 'bearer_token' or 'header.Authorization', not both",
+                ));
+            }
+            if token.trim().is_empty() {
+                return Err(Error::invalid_option("bearer_token", "must not be empty"));
+            }
+            headers.push(("Authorization".to_string(), format!("Bearer {token}")));
+        }
+        Ok(headers)
+    }
+
+    /// Fails on the first key left over (in key order), naming it but not its value.
+    fn finish(self) -> Result<()> {
+        match self.map.into_keys().next() {
+            None => Ok(()),
+            Some(key) => Err(Error::invalid_option(
+                key.clone(),
+                format!(
+                    "unknown key '{key}' for a {} catalog spec (known: {})",
+                    self.kind,
+                    known_keys(self.kind)
+                ),
+            )),
+        }
+    }
+}
+
+fn known_keys(kind: &str) -> &'static str {
+    if kind == LANCE_NAMESPACE {
+        "endpoint, table_id, delimiter, timeout_millis, bearer_token, header.<Name>"
+    } else {
+        "uri, prefix, namespace, namespace_separator, table, location, timeout_millis, \
+         bearer_token, header.<Name>"
+    }
+}
+
+fn separator(keys: &mut Keys, key: &str, default: &str) -> Result<String> {
+    let value = keys.optional(key).unwrap_or_else(|| default.to_string());
+    if value.is_empty() {
+        return Err(Error::invalid_option(key, "must not be empty"));
+    }
+    Ok(value)
+}
+
+impl CatalogSpec {
+    /// Reads a spec from its `kind` (`lance-namespace` or `iceberg-rest`) and its keys (see the
+    /// [module documentation](super)). Only the keys' presence and form are checked here; the
+    /// provider's builder checks the rest (URLs, empty parts...) in [`provider`](Self::provider).
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] naming the key (never a value): an unknown kind (key `kind`), a
+    /// missing required key, an unknown key, a key given twice, an empty delimiter or
+    /// separator, a `timeout_millis` that is not a positive number, a `header.` key without a
+    /// name or a header given twice, or both `bearer_token` and `header.Authorization`.
+    pub fn parse<I, K, V>(kind: &str, entries: I) -> Result<CatalogSpec>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let kind: &'static str = match kind {
+            LANCE_NAMESPACE => LANCE_NAMESPACE,
+            ICEBERG_REST => ICEBERG_REST,
+            _ => {
+                return Err(Error::invalid_option(
+                    "kind",
+                    format!(
+                        "unknown catalog kind {kind:?} (known: {LANCE_NAMESPACE}, {ICEBERG_REST})"
+                    ),
+                ))
+            }
+        };
+        let mut map = BTreeMap::new();
+        for (k, v) in entries {
+            let k = k.as_ref().to_string();
+            if map.contains_key(&k) {
+                return Err(Error::invalid_option(k, "the key is given more than once"));
+            }
+            map.insert(k, v.as_ref().to_string());
+        }
+        let mut keys = Keys { kind, map };
+        let headers = keys.headers()?;
+        let timeout = keys.timeout()?;
+        let spec = if kind == LANCE_NAMESPACE {
+            let delimiter = separator(&mut keys, "delimiter", DEFAULT_DELIMITER)?;
+            CatalogSpec::Lance {
+                endpoint: keys.required("endpoint")?,
+                table_id: keys.parts("table_id", &delimiter)?,
+                delimiter,
+                headers,
+                timeout,
+            }
+        } else {
+            let separator = separator(
+                &mut keys,
+                "namespace_separator",
+                DEFAULT_NAMESPACE_SEPARATOR,
+            )?;
+            CatalogSpec::Iceberg {
+                uri: keys.required("uri")?,
+                prefix: keys.optional("prefix").filter(|p| !p.is_empty()),
+                namespace: keys.parts("namespace", &separator)?,
+                table: keys.required("table")?,
+                location: keys.required("location")?,
+                separator,
+                headers,
+                timeout,
+            }
+        };
+        keys.finish()?;
+        Ok(spec)
+    }
+}

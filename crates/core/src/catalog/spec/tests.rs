@@ -1,0 +1,302 @@
+//! Tests of catalog specs: parsing, errors that never quote a secret, provider building.
+
+use super::*;
+use crate::catalog::DEFAULT_CATALOG_TIMEOUT;
+use crate::error::{Error, Result};
+use std::collections::{BTreeMap, HashMap};
+
+const TOKEN: &str = "spec-secret-token-0123";
+const API_KEY: &str = "spec-secret-api-key-4567";
+
+fn lance(extra: &[(&str, &str)]) -> Result<CatalogSpec> {
+    let mut map: HashMap<String, String> = HashMap::from([
+        ("endpoint".into(), "http://127.0.0.1:2333".into()),
+        ("table_id".into(), "db$orders".into()),
+    ]);
+    for (k, v) in extra {
+        map.insert(k.to_string(), v.to_string());
+    }
+    CatalogSpec::parse(LANCE_NAMESPACE, &map)
+}
+
+fn iceberg(extra: &[(&str, &str)]) -> Result<CatalogSpec> {
+    let mut map: BTreeMap<String, String> = BTreeMap::from([
+        ("uri".into(), "http://127.0.0.1:8181/api/catalog".into()),
+        ("namespace".into(), "db".into()),
+        ("table".into(), "orders".into()),
+        ("location".into(), "s3://wh/db/orders".into()),
+    ]);
+    for (k, v) in extra {
+        map.insert(k.to_string(), v.to_string());
+    }
+    CatalogSpec::parse(ICEBERG_REST, &map)
+}
+
+/// The error text, checked to contain no secret, neither in Display nor in Debug.
+fn err(r: Result<CatalogSpec>) -> String {
+    let e = r.unwrap_err();
+    let text = format!("{e} {e:?}");
+    for secret in [TOKEN, API_KEY] {
+        assert!(!text.contains(secret), "leaked: {text}");
+    }
+    assert!(matches!(e, Error::InvalidOption { .. }), "{e:?}");
+    e.to_string()
+}
+
+#[test]
+fn lance_spec_with_defaults() {
+    let spec = lance(&[]).unwrap();
+    assert_eq!(
+        spec,
+        CatalogSpec::Lance {
+            endpoint: "http://127.0.0.1:2333".into(),
+            table_id: vec!["db".into(), "orders".into()],
+            delimiter: "$".into(),
+            headers: vec![],
+            timeout: DEFAULT_CATALOG_TIMEOUT,
+        }
+    );
+    assert_eq!(spec.kind(), LANCE_NAMESPACE);
+    assert_eq!(
+        spec.provider_id().unwrap(),
+        "lance-namespace:http://127.0.0.1:2333:db$orders:auth=none"
+    );
+    assert_eq!(
+        spec.provider_id().unwrap(),
+        spec.provider().unwrap().provider_id()
+    );
+}
+
+#[test]
+fn lance_spec_with_every_key() {
+    let spec = lance(&[
+        ("table_id", "a.b.c"),
+        ("delimiter", "."),
+        ("timeout_millis", "1500"),
+        ("bearer_token", TOKEN),
+        ("header.x-api-key", API_KEY),
+    ])
+    .unwrap();
+    let CatalogSpec::Lance {
+        table_id,
+        delimiter,
+        headers,
+        timeout,
+        ..
+    } = &spec
+    else {
+        panic!("{spec:?}")
+    };
+    assert_eq!(table_id, &["a", "b", "c"]);
+    assert_eq!(delimiter, ".");
+    assert_eq!(*timeout, Duration::from_millis(1500));
+    assert!(headers.contains(&("x-api-key".into(), API_KEY.into())));
+    assert!(headers.contains(&("Authorization".into(), format!("Bearer {TOKEN}"))));
+    let p = spec.lance_provider().unwrap();
+    assert_eq!(p.table_id(), ["a", "b", "c"]);
+    let id = spec.provider_id().unwrap();
+    assert!(id.starts_with("lance-namespace:http://127.0.0.1:2333:a.b.c:auth="));
+    assert!(!id.ends_with("auth=none"));
+    // Equal specs, equal ids; another token, another id.
+    assert_eq!(
+        id,
+        lance(&[
+            ("table_id", "a.b.c"),
+            ("delimiter", "."),
+            ("timeout_millis", "1500"),
+            ("bearer_token", TOKEN),
+            ("header.x-api-key", API_KEY)
+        ])
+        .unwrap()
+        .provider_id()
+        .unwrap()
+    );
+    assert_ne!(
+        id,
+        lance(&[
+            ("table_id", "a.b.c"),
+            ("delimiter", "."),
+            ("bearer_token", "other")
+        ])
+        .unwrap()
+        .provider_id()
+        .unwrap()
+    );
+    let shown = format!("{spec:?} {id} {p:?}");
+    for secret in [TOKEN, API_KEY] {
+        assert!(!shown.contains(secret), "leaked: {shown}");
+    }
+    assert!(
+        shown.contains("x-api-key") && shown.contains("Authorization"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn iceberg_spec_with_defaults_and_every_key() {
+    let spec = iceberg(&[]).unwrap();
+    assert_eq!(
+        spec,
+        CatalogSpec::Iceberg {
+            uri: "http://127.0.0.1:8181/api/catalog".into(),
+            prefix: None,
+            namespace: vec!["db".into()],
+            table: "orders".into(),
+            location: "s3://wh/db/orders".into(),
+            separator: "\u{1f}".into(),
+            headers: vec![],
+            timeout: DEFAULT_CATALOG_TIMEOUT,
+        }
+    );
+    assert_eq!(spec.kind(), ICEBERG_REST);
+    assert_eq!(
+        spec.provider_id().unwrap(),
+        "iceberg-rest:http://127.0.0.1:8181/api/catalog::db.orders:s3://wh/db/orders:auth=none"
+    );
+    let spec = iceberg(&[
+        ("namespace", "a\u{1f}b"),
+        ("prefix", "wh/main"),
+        ("timeout_millis", "250"),
+        ("bearer_token", TOKEN),
+        ("header.X-Iceberg-Access-Delegation", "vended-credentials"),
+    ])
+    .unwrap();
+    let p = spec.iceberg_provider().unwrap();
+    assert_eq!(
+        p.credentials_url(),
+        "http://127.0.0.1:8181/api/catalog/v1/wh/main/namespaces/a%1Fb/tables/orders/credentials"
+    );
+    let spec = iceberg(&[("namespace", "a.b"), ("namespace_separator", ".")]).unwrap();
+    let CatalogSpec::Iceberg {
+        namespace,
+        separator,
+        ..
+    } = &spec
+    else {
+        panic!("{spec:?}")
+    };
+    assert_eq!(
+        (namespace.as_slice(), separator.as_str()),
+        (&["a".to_string(), "b".to_string()][..], ".")
+    );
+    assert_eq!(
+        spec.iceberg_provider().unwrap().credentials_url(),
+        "http://127.0.0.1:8181/api/catalog/v1/namespaces/a.b/tables/orders/credentials"
+    );
+    // An empty prefix is none.
+    let spec = iceberg(&[("prefix", "")]).unwrap();
+    assert!(matches!(spec, CatalogSpec::Iceberg { prefix: None, .. }));
+}
+
+#[test]
+fn unknown_kinds_and_keys_are_named_without_values() {
+    let e = err(CatalogSpec::parse("unity", [("endpoint", "x")]));
+    assert!(e.contains("'kind'") && e.contains("unity"), "{e}");
+    let e = err(lance(&[("bearer-token", TOKEN)]));
+    assert!(e.contains("unknown key 'bearer-token'"), "{e}");
+    // A key of the other kind is unknown too.
+    let e = err(lance(&[("uri", TOKEN)]));
+    assert!(e.contains("unknown key 'uri'"), "{e}");
+    let e = err(iceberg(&[("delimiter", API_KEY)]));
+    assert!(e.contains("unknown key 'delimiter'"), "{e}");
+    let e = err(CatalogSpec::parse(
+        LANCE_NAMESPACE,
+        [
+            ("endpoint", "http://h"),
+            ("table_id", "t"),
+            ("table_id", "u"),
+        ],
+    ));
+    assert!(
+        e.contains("'table_id'") && e.contains("more than once"),
+        "{e}"
+    );
+}
+
+#[test]
+fn required_keys_are_named() {
+    for missing in ["endpoint", "table_id"] {
+        let map: BTreeMap<&str, &str> = [("endpoint", "http://h"), ("table_id", "t")]
+            .into_iter()
+            .filter(|(k, _)| *k != missing)
+            .collect();
+        let e = err(CatalogSpec::parse(LANCE_NAMESPACE, map));
+        assert!(e.contains(&format!("needs '{missing}'")), "{e}");
+    }
+    for missing in ["uri", "namespace", "table", "location"] {
+        let map: BTreeMap<&str, &str> = [
+            ("uri", "http://h"),
+            ("namespace", "db"),
+            ("table", "t"),
+            ("location", "s3://b/t"),
+        ]
+        .into_iter()
+        .filter(|(k, _)| *k != missing)
+        .collect();
+        let e = err(CatalogSpec::parse(ICEBERG_REST, map));
+        assert!(e.contains(&format!("needs '{missing}'")), "{e}");
+    }
+}
+
+#[test]
+fn bad_values_are_named_without_secrets() {
+    for bad in ["0", "-5", "1.5", "soon", TOKEN] {
+        let e = err(lance(&[("timeout_millis", bad), ("bearer_token", TOKEN)]));
+        assert!(
+            e.contains("timeout_millis") && e.contains("positive"),
+            "{e}"
+        );
+    }
+    let e = err(lance(&[("delimiter", "")]));
+    assert!(e.contains("'delimiter'"), "{e}");
+    let e = err(iceberg(&[("namespace_separator", "")]));
+    assert!(e.contains("'namespace_separator'"), "{e}");
+    let e = err(lance(&[("header.", API_KEY)]));
+    assert!(e.contains("'header.'") && e.contains("name"), "{e}");
+    let e = err(lance(&[
+        ("header.X-Key", API_KEY),
+        ("header.x-key", API_KEY),
+    ]));
+    assert!(e.contains("more than once"), "{e}");
+    let e = err(lance(&[
+        ("bearer_token", TOKEN),
+        ("header.authorization", &format!("Bearer {API_KEY}")),
+    ]));
+    assert!(e.contains("bearer_token") && e.contains("not both"), "{e}");
+    let e = err(lance(&[("bearer_token", " ")]));
+    assert!(e.contains("bearer_token"), "{e}");
+}
+
+#[test]
+fn builder_errors_surface_from_provider_without_secrets() {
+    // parse checks keys; the builder checks values.
+    let spec = lance(&[("endpoint", "ftp://h"), ("bearer_token", TOKEN)]).unwrap();
+    let e = spec.provider().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("endpoint") && !e.contains(TOKEN), "{e}");
+    let spec = lance(&[("table_id", "db$$t")]).unwrap();
+    let e = spec.provider_id().unwrap_err().to_string();
+    assert!(e.contains("empty part"), "{e}");
+    let spec = lance(&[("header.X-Key", &format!("line\n{API_KEY}"))]).unwrap();
+    let e = spec.provider().map(|_| ()).unwrap_err();
+    let text = format!("{e} {e:?}");
+    assert!(text.contains("X-Key") && !text.contains(API_KEY), "{text}");
+    let spec = iceberg(&[("location", " ")]).unwrap();
+    assert!(spec
+        .provider_id()
+        .unwrap_err()
+        .to_string()
+        .contains("location"));
+    // The wrong kind for a kind-specific builder.
+    let e = iceberg(&[])
+        .unwrap()
+        .lance_provider()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'kind'") && e.contains(LANCE_NAMESPACE), "{e}");
+    let e = lance(&[])
+        .unwrap()
+        .iceberg_provider()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'kind'") && e.contains(ICEBERG_REST), "{e}");
+}

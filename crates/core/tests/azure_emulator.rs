@@ -260,15 +260,14 @@ async fn azure_c18_rejected_sas_is_refetched_once_and_retried_for_every_operatio
             RefreshConfig::default(),
         )
         .unwrap();
-    for name in ["get", "range", "head", "list/x"] {
+    for name in ["get", "range", "head", "list/x", "delete"] {
         writer
             .put(name, Bytes::from_static(b"0123456789"))
             .await
             .unwrap();
     }
-    // Not `delete`: object_store 0.14 deletes Azure blobs with a batch request even for one
-    // key, and Azurite answers that batch with 500 (see the report of issue 13).
-    for op in ["put", "get", "get_range", "head", "list"] {
+    // `delete` of one blob is one `DELETE` request (cloud/azure/store.rs, case C21).
+    for op in ["put", "get", "get_range", "head", "list", "delete"] {
         let provider = Arc::new(SasProvider::new(Duration::from_secs(60)));
         // The store opens with a SAS Azurite rejects (wrong signature, `se` an hour away).
         let bad = initial(&s.proxy, provider.vend(true));
@@ -281,8 +280,10 @@ async fn azure_c18_rejected_sas_is_refetched_once_and_retried_for_every_operatio
             )
             .unwrap();
         let before = s.proxy.stats.rejections();
+        let requests_before = s.proxy.stats.requests();
         match op {
             "put" => store.put("put", Bytes::from_static(b"p")).await.map(|_| ()),
+            "delete" => store.delete("delete").await,
             "get" => store.get("get").await.map(|b| assert_eq!(b.len(), 10)),
             "get_range" => store
                 .get_range("range", 2..5)
@@ -301,7 +302,53 @@ async fn azure_c18_rejected_sas_is_refetched_once_and_retried_for_every_operatio
             1,
             "{op}: exactly one rejected request (then the retry)"
         );
+        if op == "delete" {
+            assert_eq!(
+                s.proxy.stats.requests() - requests_before,
+                2,
+                "delete: the rejected DELETE and its retry, nothing else"
+            );
+        }
     }
+    let e = writer.head("delete").await.unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::NotFound,
+        "the delete reached Azurite: {e}"
+    );
+}
+
+/// C21 for Azure: a delete of one blob is one `DELETE` request (not a Blob Batch `POST`),
+/// deleting a missing blob is `NotFound`, and several keys still go through one batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_c21_single_delete_is_one_delete_request() {
+    let Some(s) = setup("azure_c21").await else {
+        return;
+    };
+    let provider = Arc::new(SasProvider::new(Duration::from_secs(60)));
+    let store = registry()
+        .open(
+            &format!("az://{CONTAINER}/c21"),
+            initial(&s.proxy, provider.vend(false)),
+            Some(provider.clone() as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    for name in ["one", "two", "three"] {
+        store.put(name, Bytes::from_static(b"x")).await.unwrap();
+    }
+    let before = s.proxy.stats.requests();
+    store.delete("one").await.unwrap();
+    assert_eq!(s.proxy.stats.requests() - before, 1, "one DELETE request");
+    assert_eq!(
+        store.head("one").await.unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    let e = store.delete("one").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains("c21/one"), "{e}");
+    assert_eq!(s.proxy.stats.rejections(), 0);
+    assert_eq!(provider.calls(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,13 +5,15 @@
 use std::sync::Arc;
 
 use object_store::azure::{AzureConfigKey, AzureCredential, MicrosoftAzureBuilder};
-use object_store::ObjectStore;
+use object_store::client::HttpConnector;
+use object_store::{ClientOptions, ObjectStore};
 
 use super::credential::{
     azure_credential_from_options, with_sas_expiry, RefreshingAzureCredentialProvider,
     StaticAzureCredentialProvider,
 };
 use super::keys::*;
+use super::store::{AzureCredentialSource, AzureStore, SingleDelete};
 use crate::error::{Error, Result};
 use crate::options::{is_credential_key, parse_bool, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::refresh::CredentialRefresher;
@@ -178,6 +180,8 @@ pub fn validate_options(options: &StorageOptions) -> Result<()> {
 /// with path-style URLs `<endpoint>/<account>/<container>`, using `credentials` like any other
 /// store (`object_store`'s own emulator mode would ignore them).
 ///
+/// The store is an [`AzureStore`]: a delete of one blob is one `DELETE` request.
+///
 /// # Errors
 /// [`Error::InvalidOption`] naming the key for an unknown `azure_` option (other keys are
 /// ignored as belonging to other layers), a bad account name or endpoint, or an option
@@ -195,8 +199,10 @@ pub fn build_azure_store(
         AzureCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
+    let connector = crate::cloud::http::SharedHttpConnector::new(observer);
+    let mut client_options = ClientOptions::new();
     let mut builder = MicrosoftAzureBuilder::new()
-        .with_http_connector(crate::cloud::http::SharedHttpConnector::new(observer))
+        .with_http_connector(connector.clone())
         .with_container_name(container)
         .with_account(&account);
     for (key, value) in options {
@@ -210,7 +216,12 @@ pub fn build_azure_store(
                 | AzureConfigKey::UseEmulator
                 | AzureConfigKey::Endpoint,
             ) => {}
-            Ok(k) => builder = builder.with_config(k, value),
+            Ok(k) => {
+                if let AzureConfigKey::Client(c) = k {
+                    client_options = client_options.with_config(c, value);
+                }
+                builder = builder.with_config(k, value)
+            }
             Err(_) => log::debug!("ignoring storage option '{key}' unknown to the Azure store"),
         }
     }
@@ -218,7 +229,7 @@ pub fn build_azure_store(
         .get(AZURE_STORAGE_ENDPOINT)
         .map(|v| check_endpoint(AZURE_STORAGE_ENDPOINT, v))
         .transpose()?;
-    if emulator {
+    let account_url = if emulator {
         let base = match endpoint {
             Some(url) => url,
             None => {
@@ -228,23 +239,69 @@ pub fn build_azure_store(
             }
         };
         let account_url = format!("{}/{account}", base.as_str().trim_end_matches('/'));
-        builder = builder.with_endpoint(account_url).with_allow_http(true);
+        builder = builder
+            .with_endpoint(account_url.clone())
+            .with_allow_http(true);
+        client_options = client_options.with_allow_http(true);
+        account_url
     } else if let Some(url) = endpoint {
-        builder = builder.with_endpoint(url.as_str().trim_end_matches('/').to_string());
-    }
-    builder = match credentials {
-        AzureCredentials::Static(c) => {
-            builder.with_credentials(Arc::new(StaticAzureCredentialProvider::new(c)))
-        }
-        AzureCredentials::Refreshing(r) => {
-            builder.with_credentials(Arc::new(RefreshingAzureCredentialProvider::new(r)))
-        }
-        AzureCredentials::None => builder.with_skip_signature(true),
+        let account_url = url.as_str().trim_end_matches('/').to_string();
+        builder = builder.with_endpoint(account_url.clone());
+        account_url
+    } else {
+        service_url(&account, options)?
     };
-    let store = builder.build().map_err(|e| {
-        Error::invalid_option("azure", format!("cannot build the Azure store: {e}"))
-    })?;
-    Ok(Arc::new(store))
+    let source: Option<AzureCredentialSource> = match credentials {
+        AzureCredentials::Static(c) => Some(Arc::new(StaticAzureCredentialProvider::new(c))),
+        AzureCredentials::Refreshing(r) => {
+            Some(Arc::new(RefreshingAzureCredentialProvider::new(r)))
+        }
+        AzureCredentials::None => None,
+    };
+    builder = match &source {
+        Some(s) => builder.with_credentials(s.clone()),
+        None => builder.with_skip_signature(true),
+    };
+    let bad =
+        |e: String| Error::invalid_option("azure", format!("cannot build the Azure store: {e}"));
+    let store = builder.build().map_err(|e| bad(e.to_string()))?;
+    let mut container_url = url::Url::parse(&account_url).map_err(|e| bad(e.to_string()))?;
+    container_url
+        .path_segments_mut()
+        .map_err(|_| bad("the account URL cannot take a path".into()))?
+        .pop_if_empty()
+        .push(container);
+    let single = SingleDelete {
+        client: connector
+            .connect(&client_options)
+            .map_err(|e| bad(e.to_string()))?,
+        credentials: source,
+        account,
+        container_url,
+    };
+    Ok(Arc::new(AzureStore::new(container, store, single)))
+}
+
+/// The blob service URL of `account` without an endpoint option, as `object_store` 0.14.2
+/// builds it (`MicrosoftAzureBuilder::build`): `https://<account>.blob.fabric.microsoft.com`
+/// with `azure_use_fabric_endpoint=true`, else `https://<account>.blob.core.windows.net`.
+fn service_url(account: &str, options: &StorageOptions) -> Result<String> {
+    let fabric = options
+        .iter()
+        .find(|(k, _)| {
+            matches!(
+                k.parse::<AzureConfigKey>(),
+                Ok(AzureConfigKey::UseFabricEndpoint)
+            )
+        })
+        .map(|(k, v)| parse_bool(k, v))
+        .transpose()?
+        .unwrap_or(false);
+    Ok(if fabric {
+        format!("https://{account}.blob.fabric.microsoft.com")
+    } else {
+        format!("https://{account}.blob.core.windows.net")
+    })
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ pub fn is_secret_key(key: &str) -> bool {
 /// The credential keys of every cloud: the signer's identity, its secrets and their expiry.
 /// Compared case-insensitively by [`is_credential_key`].
 pub const CREDENTIAL_KEYS: &[&str] = &[
-    // S3 (crate::cloud::aws::keys)
+    // S3 (cloud::aws::keys)
     "aws_access_key_id",
     "aws_secret_access_key",
     "aws_session_token",

@@ -13,7 +13,7 @@ impl CatalogSpec {
     ///
     /// # Errors
     /// [`Error::InvalidOption`] (key `kind`) for another kind; the errors of
-    /// [`LanceNamespaceProviderBuilder::build`](super::LanceNamespaceProviderBuilder::build).
+    /// [`LanceNamespaceProviderBuilder::build`](crate::catalog::LanceNamespaceProviderBuilder::build).
     pub fn lance_provider(&self) -> Result<LanceNamespaceProvider> {
         match self {
             CatalogSpec::Lance {
@@ -45,7 +45,7 @@ impl CatalogSpec {
     ///
     /// # Errors
     /// [`Error::InvalidOption`] (key `kind`) for another kind; the errors of
-    /// [`IcebergRestCredentialsProviderBuilder::build`](super::IcebergRestCredentialsProviderBuilder::build).
+    /// [`IcebergRestCredentialsProviderBuilder::build`](crate::catalog::IcebergRestCredentialsProviderBuilder::build).
     pub fn iceberg_provider(&self) -> Result<IcebergRestCredentialsProvider> {
         match self {
             CatalogSpec::Iceberg {

@@ -3,8 +3,9 @@
 //!
 //! `object_store` 0.14 keeps the status in its crate-private `RetryError`; what it exposes is
 //! the error variant (`Unauthenticated` for 401, `PermissionDenied` for 403 on most requests,
-//! `Generic` on lists and bulk calls) and the text `Server returned non-2xx status code: <status>:
-//! <body>` in the error chain (see `object_store::client::retry::RequestError::Status`).
+//! `Generic` on lists and bulk calls) and the text
+//! `Server returned non-2xx status code: <status>: <body>` in the error chain (see
+//! `object_store::client::retry::RequestError::Status`).
 
 /// Runs `f` on the endpoint's failed answer that `error` reports (see [`RequestFailure`]:
 /// the one reading of `object_store`'s request errors), or returns `None` when `error` is not

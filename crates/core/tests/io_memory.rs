@@ -438,3 +438,25 @@ async fn writes_copies_and_renames_drop_session_entries() {
     s.rename("other", "obj").await.unwrap();
     assert_eq!(kind(s.head("other").await), ErrorKind::NotFound);
 }
+
+/// A writer can be driven from a spawned task: `write` and `finish` futures are `Send`, also
+/// for a conditional multipart write (whose finish checks the mode first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_can_be_finished_in_a_spawned_task() {
+    let s = store("spawned");
+    let src = data(300_000, 9);
+    let options = WriterOptions {
+        mode: WriteMode::Create,
+        ..small_parts(64 * 1024)
+    };
+    let mut w = s.writer("spawned/obj", options).unwrap();
+    let payload = src.clone();
+    let result = tokio::spawn(async move {
+        w.write(&payload).await?;
+        w.finish().await
+    })
+    .await
+    .expect("the task ran");
+    assert!(result.unwrap().e_tag.is_some());
+    assert_eq!(&s.get("spawned/obj").await.unwrap()[..], &src[..]);
+}

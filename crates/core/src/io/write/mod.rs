@@ -3,7 +3,7 @@
 //! (conditional PUTs).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use object_store::path::Path;
@@ -94,8 +94,10 @@ impl Default for WriterOptions {
 enum State {
     /// Less than one part written so far: kept here, written with one PUT by `finish`.
     Buffer(PutPayloadMut),
-    /// A multipart upload is under way.
-    Multipart(WriteMultipart),
+    /// A multipart upload is under way. In a `Mutex` only so that the writer is `Sync` (the
+    /// upload is not), which keeps `&self` futures `Send`; it is never locked, only reached
+    /// through `&mut` or by value.
+    Multipart(Mutex<WriteMultipart>),
     /// Finished or aborted.
     Closed(&'static str),
     /// A part, the completion or a check failed; the upload was aborted.
@@ -211,13 +213,14 @@ impl ObjectWriter {
             }
             let buffered = std::mem::take(buffer).freeze();
             match self.start_multipart(buffered).await {
-                Ok(upload) => self.state = State::Multipart(upload),
+                Ok(upload) => self.state = State::Multipart(Mutex::new(upload)),
                 Err(e) => return Err(self.fail(e).await),
             }
         }
         let State::Multipart(upload) = &mut self.state else {
             return self.check_open();
         };
+        let upload = upload.get_mut().unwrap_or_else(PoisonError::into_inner);
         let concurrency = self.options.max_concurrency;
         while !data.is_empty() {
             if let Err(e) = upload.wait_for_capacity(concurrency).await {
@@ -254,19 +257,25 @@ impl ObjectWriter {
                     .map(WriteResult::from)
                     .map_err(Error::from)
             }
-            State::Multipart(upload) => match self.check_mode().await {
-                Ok(()) => upload
-                    .finish()
-                    .await
-                    .map(WriteResult::from)
-                    .map_err(Error::from),
-                Err(e) => {
-                    if let Err(abort) = upload.abort().await {
-                        log::warn!("aborting the upload of '{}' failed: {abort}", self.relative);
+            State::Multipart(upload) => {
+                let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
+                match check_mode(&*self.store, &self.path, &self.options.mode).await {
+                    Ok(()) => upload
+                        .finish()
+                        .await
+                        .map(WriteResult::from)
+                        .map_err(Error::from),
+                    Err(e) => {
+                        if let Err(abort) = upload.abort().await {
+                            log::warn!(
+                                "aborting the upload of '{}' failed: {abort}",
+                                self.relative
+                            );
+                        }
+                        Err(e)
                     }
-                    Err(e)
                 }
-            },
+            }
             State::Closed(_) | State::Failed(_) => unreachable_state(),
         };
         self.forget();
@@ -284,7 +293,11 @@ impl ObjectWriter {
     /// the same; S3 lifecycle rules clean up abandoned uploads).
     pub async fn abort(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.state, State::Closed("aborted object writer")) {
-            State::Multipart(upload) => Ok(upload.abort().await?),
+            State::Multipart(upload) => Ok(upload
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+                .abort()
+                .await?),
             State::Failed(e) => {
                 self.state = State::Failed(e);
                 Ok(())
@@ -310,6 +323,7 @@ impl ObjectWriter {
         if let State::Multipart(upload) =
             std::mem::replace(&mut self.state, State::Failed(e.clone()))
         {
+            let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
             if let Err(abort) = upload.abort().await {
                 log::warn!("aborting the upload of '{}' failed: {abort}", self.relative);
             }
@@ -317,36 +331,38 @@ impl ObjectWriter {
         e
     }
 
-    /// The non-atomic check of a conditional multipart write.
-    async fn check_mode(&self) -> Result<()> {
-        let current = match self.store.head(&self.path).await {
-            Ok(meta) => Some(meta),
-            Err(object_store::Error::NotFound { .. }) => None,
-            Err(e) => return Err(e.into()),
-        };
-        let refused = |e: object_store::Error| Err(Error::from(e));
-        match (&self.options.mode, current) {
-            (WriteMode::Overwrite, _) | (WriteMode::Create, None) => Ok(()),
-            (WriteMode::Create, Some(_)) => refused(object_store::Error::AlreadyExists {
-                path: self.path.to_string(),
-                source: "the object exists (create-only write)".into(),
-            }),
-            (WriteMode::IfMatch(expected), meta) => {
-                if meta.as_ref().and_then(|m| m.e_tag.as_deref()) == Some(expected.as_str()) {
-                    Ok(())
-                } else {
-                    refused(object_store::Error::Precondition {
-                        path: self.path.to_string(),
-                        source: "the object's ETag does not match (if-match write)".into(),
-                    })
-                }
-            }
-        }
-    }
-
     fn forget(&self) {
         if let Some(s) = &self.session {
             s.forget_object(&self.entry.key, self.path.as_ref());
+        }
+    }
+}
+
+/// Checks a create-only or if-match write just before completing a multipart upload. Takes
+/// the fields it needs rather than the writer, so that `finish()` stays `Send` (the writer's
+/// upload is not `Sync`): callers may hand it to `tokio::spawn`.
+async fn check_mode(store: &dyn ObjectStore, path: &Path, mode: &WriteMode) -> Result<()> {
+    let current = match store.head(path).await {
+        Ok(meta) => Some(meta),
+        Err(object_store::Error::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let refused = |e: object_store::Error| Err(Error::from(e));
+    match (mode, current) {
+        (WriteMode::Overwrite, _) | (WriteMode::Create, None) => Ok(()),
+        (WriteMode::Create, Some(_)) => refused(object_store::Error::AlreadyExists {
+            path: path.to_string(),
+            source: "the object exists (create-only write)".into(),
+        }),
+        (WriteMode::IfMatch(expected), meta) => {
+            if meta.as_ref().and_then(|m| m.e_tag.as_deref()) == Some(expected.as_str()) {
+                Ok(())
+            } else {
+                refused(object_store::Error::Precondition {
+                    path: path.to_string(),
+                    source: "the object's ETag does not match (if-match write)".into(),
+                })
+            }
         }
     }
 }
@@ -359,6 +375,7 @@ impl Drop for ObjectWriter {
     fn drop(&mut self) {
         if let State::Multipart(upload) = std::mem::replace(&mut self.state, State::Closed(CLOSED))
         {
+            let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
             let path = self.relative.clone();
             let runtime = self
                 .runtime

@@ -112,6 +112,22 @@ public final class AdminClient {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
+     * Parses an admin API answer that must be a JSON array.
+     *
+     * @param body the answer's body
+     * @return the elements
+     * @throws IOException if the body is not a JSON array
+     */
+    static java.util.List<Object> jsonArray(String body) throws IOException {
+        java.util.List<Object> l =
+                JSON.readValue(body, new TypeReference<java.util.List<Object>>() {});
+        if (l == null) {
+            throw new IOException("the admin API answered null, expected a JSON array");
+        }
+        return l;
+    }
+
+    /**
      * Parses an admin API answer that must be a JSON object (Jackson: numbers become {@link
      * Number}s, objects {@link Map}s, arrays {@link java.util.List}s).
      *

@@ -103,40 +103,138 @@ public final class LocalS3Server implements AutoCloseable {
     }
 
     /**
-     * The {@code local-s3} binary: the system property {@value #BINARY_PROPERTY} if set, otherwise
-     * the binary this testkit's build produced (recorded in the resource {@code
-     * /dev/vended/storage/testkit/testkit.properties} as {@code local.s3.binary}).
+     * The {@code local-s3} binary, from the first of: the system property {@value
+     * #BINARY_PROPERTY}; the binary bundled in this jar for the running platform (resource {@code
+     * native/<platform>/local-s3}, platform named as os-maven-plugin does, e.g. {@code
+     * linux-x86_64}), extracted once per JVM to a temporary executable file; the path the testkit
+     * build recorded in {@code /dev/vended/storage/testkit/testkit.properties}, if that file
+     * exists.
      *
      * @return the path of an existing file
-     * @throws IllegalStateException if neither names an existing file
+     * @throws IllegalStateException if none applies (the message says what was tried and how to
+     *     build the binary)
      */
     public static Path binaryFromProperty() {
         String value = System.getProperty(BINARY_PROPERTY);
-        String source = "system property " + BINARY_PROPERTY;
-        if (value == null || value.isBlank()) {
-            value = builtBinary();
-            source = "testkit.properties (the path the testkit build recorded)";
+        if (value != null && !value.isBlank()) {
+            Path path = Path.of(value.trim());
+            if (!Files.isRegularFile(path)) {
+                throw new IllegalStateException(
+                        "system property "
+                                + BINARY_PROPERTY
+                                + " names "
+                                + value
+                                + ", which is not a file; build it with `cargo build --release -p"
+                                + " vended-storage-local-s3 --bin local-s3`");
+            }
+            return path;
         }
-        if (value == null || value.isBlank()) {
+        String platform = platform();
+        Path bundled;
+        try {
+            bundled = bundledBinary(platform);
+        } catch (IOException e) {
             throw new IllegalStateException(
-                    "system property "
-                            + BINARY_PROPERTY
-                            + " is not set; build the endpoint with `cargo build --release -p"
-                            + " vended-storage-local-s3 --bin local-s3` and pass"
-                            + " -D"
-                            + BINARY_PROPERTY
-                            + "=target/release/local-s3");
+                    "cannot extract the bundled local-s3 binary for "
+                            + platform
+                            + " to a temporary file (java.io.tmpdir="
+                            + System.getProperty("java.io.tmpdir")
+                            + "; it must allow executables): "
+                            + e.getMessage(),
+                    e);
         }
-        Path path = Path.of(value.trim());
-        if (!Files.isRegularFile(path)) {
-            throw new IllegalStateException(
-                    source
-                            + " names "
-                            + value
-                            + ", which is not a file; build it with `cargo build --release -p"
-                            + " vended-storage-local-s3 --bin local-s3`");
+        if (bundled != null) {
+            return bundled;
         }
-        return path;
+        String recorded = builtBinary();
+        if (recorded != null && !recorded.isBlank() && Files.isRegularFile(Path.of(recorded))) {
+            return Path.of(recorded);
+        }
+        throw new IllegalStateException(
+                "no local-s3 binary: system property "
+                        + BINARY_PROPERTY
+                        + " is not set, this testkit jar bundles none for platform "
+                        + (platform == null
+                                ? "(unsupported: os.name=" + System.getProperty("os.name")
+                                        + ", os.arch=" + System.getProperty("os.arch") + ")"
+                                : platform)
+                        + (recorded == null || recorded.isBlank()
+                                ? ""
+                                : " and the recorded build path " + recorded + " does not exist")
+                        + "; build it with `cargo build --release -p vended-storage-local-s3"
+                        + " --bin local-s3` and pass -D"
+                        + BINARY_PROPERTY
+                        + "=/path/to/target/release/local-s3");
+    }
+
+    /** The extracted bundled binary of this JVM, once extracted. */
+    private static Path extracted;
+
+    /**
+     * Extracts {@code native/<platform>/local-s3} from the class path to a new temporary directory
+     * (once per JVM; removed at exit) and makes it executable.
+     *
+     * @return the executable, or {@code null} if the class path holds none for {@code platform}
+     */
+    private static synchronized Path bundledBinary(String platform) throws IOException {
+        if (extracted != null && Files.isRegularFile(extracted)) {
+            return extracted;
+        }
+        if (platform == null) {
+            return null;
+        }
+        String resource = "/native/" + platform + "/local-s3";
+        try (InputStream in = LocalS3Server.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                return null;
+            }
+            Path dir = Files.createTempDirectory("vended-storage-local-s3-");
+            Path file = dir.resolve("local-s3");
+            Files.copy(in, file);
+            if (!file.toFile().setExecutable(true, true)) {
+                throw new IOException("cannot make " + file + " executable");
+            }
+            file.toFile().deleteOnExit();
+            dir.toFile().deleteOnExit();
+            extracted = file;
+            return file;
+        }
+    }
+
+    /**
+     * The running platform as os-maven-plugin names it ({@code linux-x86_64}, {@code
+     * osx-aarch_64}, ...), or {@code null} if unsupported.
+     */
+    static String platform() {
+        String os =
+                System.getProperty("os.name", "")
+                        .toLowerCase(java.util.Locale.ROOT)
+                        .replaceAll("[^a-z0-9]+", "");
+        String arch =
+                System.getProperty("os.arch", "")
+                        .toLowerCase(java.util.Locale.ROOT)
+                        .replaceAll("[^a-z0-9]+", "");
+        String osPart;
+        if (os.startsWith("linux")) {
+            osPart = "linux";
+        } else if (os.startsWith("mac") || os.startsWith("osx") || os.startsWith("darwin")) {
+            osPart = "osx";
+        } else if (os.startsWith("windows")) {
+            osPart = "windows";
+        } else {
+            return null;
+        }
+        switch (arch) {
+            case "x8664":
+            case "amd64":
+            case "x64":
+                return osPart + "-x86_64";
+            case "aarch64":
+            case "arm64":
+                return osPart + "-aarch_64";
+            default:
+                return null;
+        }
     }
 
     private static String builtBinary() {
@@ -146,7 +244,8 @@ public final class LocalS3Server implements AutoCloseable {
             }
             Properties p = new Properties();
             p.load(in);
-            return p.getProperty("local.s3.binary");
+            String v = p.getProperty("local.s3.binary");
+            return v == null || v.contains("${") ? null : v.trim();
         } catch (IOException e) {
             return null;
         }
@@ -213,7 +312,7 @@ public final class LocalS3Server implements AutoCloseable {
         } else {
             pb.redirectError(ProcessBuilder.Redirect.DISCARD);
         }
-        Process process = pb.start();
+        Process process = startProcess(pb);
 
         CompletableFuture<Matcher> listening = new CompletableFuture<>();
         Thread drain =
@@ -245,6 +344,29 @@ public final class LocalS3Server implements AutoCloseable {
         }
         return new LocalS3Server(
                 process, m.group(1), Integer.parseInt(m.group(2)), bucket, log);
+    }
+
+    /**
+     * Starts the process, retrying (at most 5 times) while the freshly written executable is still
+     * open for writing in a child another thread forked meanwhile ("Text file busy", ETXTBSY).
+     */
+    private static Process startProcess(ProcessBuilder pb) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return pb.start();
+            } catch (IOException e) {
+                String m = String.valueOf(e.getMessage());
+                if (attempt >= 5 || !(m.contains("error=26") || m.contains("Text file busy"))) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(20L * attempt); // no signal exists for "the fd was closed"
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while starting local-s3");
+                }
+            }
+        }
     }
 
     private static void drainStdout(Process process, CompletableFuture<Matcher> listening) {
@@ -392,6 +514,20 @@ public final class LocalS3Server implements AutoCloseable {
      * @throws IOException if the call fails or the response cannot be parsed
      */
     public VendedCredentials assumeRole(int durationSeconds) throws IOException {
+        return assumeRole(durationSeconds, null);
+    }
+
+    /**
+     * Gets temporary credentials from the endpoint's STS {@code AssumeRole} (unsigned), optionally
+     * scoped (the endpoint's non-standard {@code Scope} parameter) to {@code bucket/prefix}.
+     *
+     * @param durationSeconds lifetime of the credentials, seconds (at least 1)
+     * @param scope {@code bucket} or {@code bucket/prefix} the key may access, or {@code null} for
+     *     everything
+     * @return the credentials, with {@code expiresAtMillis} from the response's {@code Expiration}
+     * @throws IOException if the call fails or the response cannot be parsed
+     */
+    public VendedCredentials assumeRole(int durationSeconds, String scope) throws IOException {
         String form =
                 "Action=AssumeRole&Version=2011-06-15"
                         + "&RoleArn="
@@ -399,7 +535,10 @@ public final class LocalS3Server implements AutoCloseable {
                                 "arn:aws:iam::000000000000:role/test", StandardCharsets.UTF_8)
                         + "&RoleSessionName=vended-storage"
                         + "&DurationSeconds="
-                        + durationSeconds;
+                        + durationSeconds
+                        + (scope == null
+                                ? ""
+                                : "&Scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8));
         String xml = send("POST", "/", form, "application/x-www-form-urlencoded");
         return parseAssumeRoleResponse(xml);
     }
@@ -554,6 +693,26 @@ public final class LocalS3Server implements AutoCloseable {
      */
     public KeyStats stats(String accessKeyId) throws IOException {
         return stats().getOrDefault(accessKeyId, KeyStats.NONE);
+    }
+
+    /**
+     * The endpoint's request log ({@code GET /_admin/requests}): every S3 and STS request it
+     * answered, oldest first (it keeps the last 100 000).
+     *
+     * @return the records
+     * @throws IOException if the endpoint refuses or answers something unexpected
+     */
+    @SuppressWarnings("unchecked")
+    public List<RequestRecord> requests() throws IOException {
+        List<Object> list = AdminClient.jsonArray(send("GET", "/_admin/requests", null, null));
+        List<RequestRecord> out = new ArrayList<>(list.size());
+        for (Object o : list) {
+            if (!(o instanceof Map)) {
+                throw new IOException("the request log holds a non-object entry");
+            }
+            out.add(RequestRecord.fromJson((Map<String, Object>) o));
+        }
+        return out;
     }
 
     /**

@@ -30,14 +30,30 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
         }
     }
 
-    /** The endpoint. */
+    /** The endpoint, or {@code null} for a provider made with {@link #RecordingProvider(Map)}. */
     protected final LocalS3Server server;
+
+    /** Options without credentials that every vend carries, when {@link #server} is null. */
+    private final Map<String, String> endpointOptions;
 
     private final List<Vend> vends = new CopyOnWriteArrayList<>();
     private int calls;
 
     protected RecordingProvider(LocalS3Server server) {
         this.server = server;
+        this.endpointOptions = null;
+    }
+
+    /**
+     * A provider for any endpoint: each vend is {@code endpointOptions} plus the credentials of
+     * {@link #next()}.
+     *
+     * @param endpointOptions options without credentials ({@code aws_endpoint}, {@code
+     *     aws_region}, ...), copied
+     */
+    protected RecordingProvider(Map<String, String> endpointOptions) {
+        this.server = null;
+        this.endpointOptions = Map.copyOf(endpointOptions);
     }
 
     /** Produces the next credential set. */
@@ -52,7 +68,12 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
         VendedCredentials creds = next();
         Thread t = Thread.currentThread();
         vends.add(new Vend(creds, System.currentTimeMillis(), t.getName(), t.isDaemon()));
-        return server.options(creds);
+        if (server != null) {
+            return server.options(creds);
+        }
+        Map<String, String> options = new java.util.LinkedHashMap<>(endpointOptions);
+        options.putAll(creds.toOptions());
+        return options;
     }
 
     /** How often {@link #fetchStorageOptions()} was called. */

@@ -1,0 +1,211 @@
+package dev.vended.storage.hadoop;
+
+import dev.vended.storage.Redaction;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * The configuration of one table: the {@code vended.storage.table.<name>.*} entries of a Hadoop
+ * {@link Configuration} (see {@link VendedFileSystem} for the keys). Holds no secret: tokens are
+ * named by an environment variable or a file, never given inline. Immutable.
+ */
+final class TableConfig {
+
+    /** Prefix of every per-table key. */
+    static final String PREFIX = "vended.storage.table.";
+
+    final String name;
+    /** The configured location, as given ({@code null} for a Lance table located by the catalog). */
+    final String location;
+    /** Every {@code vended.storage.table.<name>.*} entry, key without the prefix, sorted. */
+    final Map<String, String> entries;
+    private final String identity;
+
+    private TableConfig(String name, String location, Map<String, String> entries) {
+        this.name = name;
+        this.location = location;
+        this.entries = entries;
+        this.identity = name + "=" + entries;
+    }
+
+    /**
+     * Every table configured in {@code conf}, by name.
+     *
+     * @throws IOException naming the key when an entry is malformed
+     */
+    static Map<String, TableConfig> all(Configuration conf) throws IOException {
+        Map<String, Map<String, String>> byName = new TreeMap<>();
+        for (Map.Entry<String, String> e : conf.getPropsWithPrefix(PREFIX).entrySet()) {
+            String rest = e.getKey();
+            int dot = rest.indexOf('.');
+            if (dot <= 0 || dot == rest.length() - 1) {
+                throw new IOException(
+                        "malformed table key " + PREFIX + rest + " (expected " + PREFIX + "<name>.<setting>)");
+            }
+            byName.computeIfAbsent(rest.substring(0, dot), n -> new TreeMap<>())
+                    .put(rest.substring(dot + 1), e.getValue() == null ? "" : e.getValue().trim());
+        }
+        Map<String, TableConfig> out = new TreeMap<>();
+        for (Map.Entry<String, Map<String, String>> e : byName.entrySet()) {
+            out.put(e.getKey(), of(e.getKey(), e.getValue()));
+        }
+        return out;
+    }
+
+    static TableConfig of(String name, Map<String, String> entries) throws IOException {
+        for (String key : entries.keySet()) {
+            if (key.startsWith("options.")) {
+                String option = key.substring("options.".length());
+                if (!Redaction.isNonSecretKey(option)) {
+                    throw new IOException(
+                            key(name, key)
+                                    + ": '"
+                                    + option
+                                    + "' is not a known non-secret storage option; credentials"
+                                    + " come from the table's provider or catalog, never from the"
+                                    + " configuration");
+                }
+            } else if (!KNOWN.contains("|" + key + "|")) {
+                throw new IOException(
+                        "unknown table setting " + key(name, key) + " (known: " + KNOWN_LIST + ")");
+            }
+        }
+        String location = entries.get("location");
+        boolean lance = entries.containsKey("lance.endpoint");
+        boolean provider = entries.containsKey("provider.class");
+        if (lance && provider) {
+            throw new IOException(
+                    "table '" + name + "' sets both provider.class and lance.endpoint: choose one");
+        }
+        if (entries.containsKey("lance.token-env") && entries.containsKey("lance.token-file")) {
+            throw new IOException(
+                    "table '" + name + "' sets both lance.token-env and lance.token-file: choose one");
+        }
+        if (lance && !entries.containsKey("lance.table-id")) {
+            throw new IOException(key(name, "lance.table-id") + " is required with lance.endpoint");
+        }
+        if (location == null || location.isEmpty()) {
+            if (!lance) {
+                throw new IOException(
+                        key(name, "location")
+                                + " is required (only a Lance table can be located by its catalog)");
+            }
+            location = null;
+        } else {
+            Location.parse(location, "s3"); // checked now, with a clear error
+        }
+        return new TableConfig(name, location, new TreeMap<>(entries));
+    }
+
+    private static final String KNOWN_LIST =
+            "location, provider.class, lance.endpoint, lance.table-id, lance.delimiter,"
+                    + " lance.token-env, lance.token-file, lance.timeout, lead-time, options.<key>";
+    private static final String KNOWN = "|" + KNOWN_LIST.replace(", ", "|").replace(",", "|") + "|";
+
+    static String key(String name, String setting) {
+        return PREFIX + name + "." + setting;
+    }
+
+    String get(String setting) {
+        return entries.get(setting);
+    }
+
+    /** The {@code options.*} entries, as storage options. */
+    Map<String, String> staticOptions() {
+        Map<String, String> out = new TreeMap<>();
+        entries.forEach(
+                (k, v) -> {
+                    if (k.startsWith("options.")) {
+                        out.put(k.substring("options.".length()), v);
+                    }
+                });
+        return out;
+    }
+
+    /** Identifies the configuration completely (no secrets in it): the JVM-wide cache key. */
+    String identity() {
+        return identity;
+    }
+
+    @Override
+    public String toString() {
+        return "TableConfig{" + name + ", location=" + location + "}";
+    }
+
+    /**
+     * A canonical bucket location: cloud scheme ({@code s3}, {@code gs}, {@code abfss}, ...),
+     * authority and key prefix (no leading {@code /}; empty, or ending in {@code /}).
+     */
+    record Location(String scheme, String authority, String prefix) {
+        Location {
+            Objects.requireNonNull(scheme);
+            Objects.requireNonNull(authority);
+            Objects.requireNonNull(prefix);
+        }
+
+        /**
+         * Parses a location URI; {@code vendedScheme} is the cloud behind {@code vended://}.
+         *
+         * @throws IOException if it is not {@code scheme://authority[/path]}
+         */
+        static Location parse(String uri, String vendedScheme) throws IOException {
+            URI u;
+            try {
+                u = new URI(uri);
+            } catch (URISyntaxException e) {
+                throw new IOException("table location is not a URI: " + Redaction.redactUri(uri), e);
+            }
+            if (u.getScheme() == null || u.getRawAuthority() == null || u.getQuery() != null) {
+                throw new IOException(
+                        "table location must be scheme://bucket/prefix/ without a query: "
+                                + Redaction.redactUri(uri));
+            }
+            String path = u.getPath() == null ? "" : u.getPath();
+            while (path.startsWith("/")) {
+                path = path.substring(1);
+            }
+            if (!path.isEmpty() && !path.endsWith("/")) {
+                path = path + "/";
+            }
+            return new Location(cloudScheme(u.getScheme(), vendedScheme), u.getAuthority(), path);
+        }
+
+        /** The cloud a Hadoop scheme names: s3a/s3n/s3 as s3, abfs as abfss, vended as configured. */
+        static String cloudScheme(String scheme, String vendedScheme) {
+            String s = scheme.toLowerCase(java.util.Locale.ROOT);
+            switch (s) {
+                case "s3a":
+                case "s3n":
+                    return "s3";
+                case "abfs":
+                    return "abfss";
+                case "vended":
+                    return cloudScheme(vendedScheme, "s3");
+                default:
+                    return s;
+            }
+        }
+
+        /** The URI of the bucket's root store: {@code scheme://authority/}. */
+        String bucketUri() {
+            return scheme + "://" + authority + "/";
+        }
+
+        /** Whether {@code key} (a bucket key without a trailing slash) is in this location. */
+        boolean contains(String key) {
+            return prefix.isEmpty() || (key + "/").startsWith(prefix);
+        }
+
+        /** Whether this location lies strictly under {@code key} (a directory leading to it). */
+        boolean liesUnder(String key) {
+            return !prefix.isEmpty() && (key.isEmpty() || prefix.startsWith(key + "/"));
+        }
+    }
+}

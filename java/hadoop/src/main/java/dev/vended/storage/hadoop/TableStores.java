@@ -1,0 +1,269 @@
+package dev.vended.storage.hadoop;
+
+import dev.vended.storage.ObjectStore;
+import dev.vended.storage.StorageOptionsProvider;
+import dev.vended.storage.catalog.LanceNamespaceStorageOptionsProvider;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * The JVM-wide stores of configured tables: one {@link ObjectStore} (and one credential provider)
+ * per table configuration per JVM, whichever {@link VendedFileSystem} instance asks, so that a
+ * JVM running many tasks makes about one provider call per credential lifetime per table. Stores
+ * stay open for the life of the JVM (the native runtime's threads are daemons).
+ */
+final class TableStores {
+
+    /** An open table: its store (rooted at the bucket) and its canonical location. */
+    record Opened(ObjectStore store, TableConfig.Location location, String providerDescription) {}
+
+    private static final ConcurrentHashMap<String, Holder> HOLDERS = new ConcurrentHashMap<>();
+
+    private TableStores() {}
+
+    /**
+     * The store of {@code table}, opened on first use in this JVM (a failed open is retried by the
+     * next call).
+     *
+     * @throws IOException if the provider cannot be created or the store cannot be opened
+     */
+    static Opened get(TableConfig table, Configuration conf, String vendedScheme)
+            throws IOException {
+        Holder h = HOLDERS.get(table.identity());
+        if (h == null) {
+            h = HOLDERS.computeIfAbsent(table.identity(), k -> new Holder());
+        }
+        return h.get(table, conf, vendedScheme);
+    }
+
+    /** How many table stores this JVM has opened (for tests and diagnostics). */
+    static int openedCount() {
+        int n = 0;
+        for (Holder h : HOLDERS.values()) {
+            if (h.opened != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static final class Holder {
+        private volatile Opened opened;
+
+        Opened get(TableConfig table, Configuration conf, String vendedScheme) throws IOException {
+            Opened o = opened;
+            if (o != null) {
+                return o;
+            }
+            synchronized (this) {
+                if (opened == null) {
+                    opened = open(table, conf, vendedScheme);
+                }
+                return opened;
+            }
+        }
+    }
+
+    private static Opened open(TableConfig table, Configuration conf, String vendedScheme)
+            throws IOException {
+        Duration lead = leadTime(table, conf);
+        Map<String, String> options = table.staticOptions();
+        String providerClass = table.get("provider.class");
+        if (table.get("lance.endpoint") != null) {
+            LanceNamespaceStorageOptionsProvider spec = lanceSpec(table, conf);
+            try {
+                if (table.location == null) {
+                    // Located by the catalog: one describe gives the location and seeds the store.
+                    LanceNamespaceStorageOptionsProvider.TableDescription d = spec.describeTable();
+                    if (d.uri() == null || d.storageOptions() == null) {
+                        throw new IOException(
+                                "the Lance catalog's describe of table '"
+                                        + table.name
+                                        + "' has no location or no storage_options; set "
+                                        + TableConfig.key(table.name, "location"));
+                    }
+                    TableConfig.Location loc = TableConfig.Location.parse(d.uri(), vendedScheme);
+                    Map<String, String> seeded = new LinkedHashMap<>(options);
+                    seeded.putAll(d.storageOptions());
+                    return new Opened(
+                            ObjectStore.open(loc.bucketUri(), seeded, spec, lead), loc, spec.toString());
+                }
+                TableConfig.Location loc = TableConfig.Location.parse(table.location, vendedScheme);
+                return new Opened(
+                        ObjectStore.open(loc.bucketUri(), options, spec, lead), loc, spec.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while opening table " + table.name);
+            }
+        }
+        TableConfig.Location loc = TableConfig.Location.parse(table.location, vendedScheme);
+        StorageOptionsProvider provider =
+                providerClass == null ? null : newProvider(providerClass, table, conf);
+        return new Opened(
+                ObjectStore.open(loc.bucketUri(), options, provider, lead),
+                loc,
+                providerClass == null ? "static options" : providerClass);
+    }
+
+    private static Duration leadTime(TableConfig table, Configuration conf) {
+        if (table.get("lead-time") == null) {
+            return null;
+        }
+        long ms =
+                conf.getTimeDuration(
+                        TableConfig.key(table.name, "lead-time"), -1L, TimeUnit.MILLISECONDS);
+        return ms < 0 ? null : Duration.ofMillis(ms);
+    }
+
+    private static LanceNamespaceStorageOptionsProvider lanceSpec(TableConfig table, Configuration conf)
+            throws IOException {
+        String delimiter = table.get("lance.delimiter");
+        if (delimiter == null || delimiter.isEmpty()) {
+            delimiter = LanceNamespaceStorageOptionsProvider.DEFAULT_DELIMITER;
+        }
+        List<String> parts = new ArrayList<>();
+        String id = table.get("lance.table-id");
+        int from = 0;
+        while (true) {
+            int at = id.indexOf(delimiter, from);
+            if (at < 0) {
+                parts.add(id.substring(from));
+                break;
+            }
+            parts.add(id.substring(from, at));
+            from = at + delimiter.length();
+        }
+        LanceNamespaceStorageOptionsProvider.Builder b;
+        try {
+            b =
+                    LanceNamespaceStorageOptionsProvider.builder(table.get("lance.endpoint"), parts)
+                            .delimiter(delimiter);
+            String token = lanceToken(table);
+            if (token != null) {
+                b.bearerToken(token);
+            }
+            if (table.get("lance.timeout") != null) {
+                b.timeout(
+                        Duration.ofMillis(
+                                conf.getTimeDuration(
+                                        TableConfig.key(table.name, "lance.timeout"),
+                                        LanceNamespaceStorageOptionsProvider.DEFAULT_TIMEOUT.toMillis(),
+                                        TimeUnit.MILLISECONDS)));
+            }
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw new IOException("table '" + table.name + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** The bearer token named by {@code lance.token-env} or {@code lance.token-file}, or null. */
+    private static String lanceToken(TableConfig table) throws IOException {
+        String env = table.get("lance.token-env");
+        if (env != null) {
+            String v = System.getenv(env);
+            if (v == null || v.isBlank()) {
+                throw new IOException(
+                        TableConfig.key(table.name, "lance.token-env")
+                                + " names the environment variable "
+                                + env
+                                + ", which is not set");
+            }
+            return v.trim();
+        }
+        String file = table.get("lance.token-file");
+        if (file != null) {
+            try {
+                return Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
+            } catch (IOException | RuntimeException e) {
+                throw new IOException(
+                        TableConfig.key(table.name, "lance.token-file")
+                                + ": cannot read "
+                                + file
+                                + " ("
+                                + e.getClass().getSimpleName()
+                                + ")",
+                        e);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Creates the provider: constructor {@code (Configuration, String tableName)}, else a no-arg
+     * one. The class is looked up with the thread's context class loader, then this library's
+     * loader, then the configuration's (so classes of Spark {@code --jars} are found).
+     */
+    static StorageOptionsProvider newProvider(String className, TableConfig table, Configuration conf)
+            throws IOException {
+        Class<?> c = loadClass(className, conf);
+        if (!StorageOptionsProvider.class.isAssignableFrom(c)) {
+            throw new IOException(
+                    TableConfig.key(table.name, "provider.class")
+                            + ": "
+                            + className
+                            + " does not implement "
+                            + StorageOptionsProvider.class.getName());
+        }
+        try {
+            Object o;
+            try {
+                Constructor<?> k = c.getConstructor(Configuration.class, String.class);
+                o = k.newInstance(conf, table.name);
+            } catch (NoSuchMethodException e) {
+                o = c.getConstructor().newInstance();
+            }
+            return (StorageOptionsProvider) o;
+        } catch (NoSuchMethodException e) {
+            throw new IOException(
+                    className
+                            + " needs a public constructor (Configuration, String tableName) or a"
+                            + " public no-arg constructor",
+                    e);
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new IOException(
+                    "the constructor of " + className + " failed: " + cause, cause);
+        } catch (ReflectiveOperationException e) {
+            throw new IOException("cannot create " + className + ": " + e, e);
+        }
+    }
+
+    static Class<?> loadClass(String className, Configuration conf) throws IOException {
+        List<ClassLoader> loaders = new ArrayList<>();
+        loaders.add(Thread.currentThread().getContextClassLoader());
+        loaders.add(TableStores.class.getClassLoader());
+        loaders.add(conf.getClassLoader());
+        ClassNotFoundException last = null;
+        for (ClassLoader l : loaders) {
+            if (l == null) {
+                continue;
+            }
+            try {
+                return Class.forName(className, true, l);
+            } catch (ClassNotFoundException e) {
+                last = e;
+            }
+        }
+        throw new IOException(
+                "provider class "
+                        + className
+                        + " not found by the thread's context class loader, the library's loader"
+                        + " or the configuration's loader",
+                last);
+    }
+}

@@ -67,6 +67,7 @@ impl Frontend {
             .scope(ctx.clone(), self.s3.call(req.map(Body::from)))
             .await;
         let ctx = std::mem::take(&mut *ctx.lock().unwrap_or_else(PoisonError::into_inner));
+        let result = self.directory_fixups(&method, &path_bucket, &path_key, result);
 
         let status = match &result {
             Ok(resp) => resp.status(),
@@ -108,6 +109,65 @@ impl Frontend {
             }
             resp
         })
+    }
+}
+
+impl Frontend {
+    /// s3s-fs keeps objects as files, so a key with objects under it (`a` of `a/b`) is a
+    /// directory on disk: a HEAD or GET of it fails with 500, where S3 answers 404 NoSuchKey;
+    /// and a deleted object leaves its (now empty) parent directories behind, which would make
+    /// the same key answer 500 later. Both are corrected here.
+    fn directory_fixups(
+        &self,
+        method: &str,
+        bucket: &Option<String>,
+        key: &Option<String>,
+        result: Result<HttpResponse, HttpError>,
+    ) -> Result<HttpResponse, HttpError> {
+        let (Some(bucket), Some(key)) = (bucket, key) else {
+            return result;
+        };
+        let bucket_dir = self.state.data_dir().join(bucket);
+        let path = bucket_dir.join(key.trim_end_matches('/'));
+        // Keys never climb out of the bucket directory (s3s-fs refuses such keys anyway).
+        if !path.starts_with(&bucket_dir) || key.split('/').any(|s| s == "..") {
+            return result;
+        }
+        match &result {
+            Ok(resp)
+                if resp.status() == StatusCode::INTERNAL_SERVER_ERROR
+                    && (method == "HEAD" || method == "GET")
+                    && path.is_dir() =>
+            {
+                let body = if method == "HEAD" {
+                    Body::empty()
+                } else {
+                    Body::from(
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code>\
+                         <Message>The specified key does not exist.</Message></Error>"
+                            .to_owned(),
+                    )
+                };
+                let mut resp = HttpResponse::new(body);
+                *resp.status_mut() = StatusCode::NOT_FOUND;
+                return Ok(resp);
+            }
+            Ok(resp) if resp.status().is_success() && method == "DELETE" => {
+                // Remove the empty parents (remove_dir fails on a non-empty one: stop there).
+                let mut dir = path.parent();
+                while let Some(d) = dir {
+                    if d == bucket_dir
+                        || !d.starts_with(&bucket_dir)
+                        || std::fs::remove_dir(d).is_err()
+                    {
+                        break;
+                    }
+                    dir = d.parent();
+                }
+            }
+            _ => {}
+        }
+        result
     }
 }
 

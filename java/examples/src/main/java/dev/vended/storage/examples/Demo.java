@@ -30,34 +30,70 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Shows credentials rotating under load: writes and verifies objects from several threads through
- * one {@link ObjectStore} whose provider vends credentials that live a few seconds.
+ * one {@link ObjectStore} whose provider vends credentials that live a few seconds, then deletes
+ * them.
  *
  * <pre>
- * java -jar vended-storage-0.1.0.jar --local-s3 target/release/local-s3 [--seconds 20]
- *     [--threads 4] [--ttl-seconds 3]
- * java -jar vended-storage-0.1.0.jar --endpoint URL --bucket B --access-key-id K
- *     --secret-access-key S [--session-token T] [--region R] [--ttl-seconds 3]
+ * java -jar vended-storage-examples-0.1.0.jar [--local-s3 target/release/local-s3] [--seconds 20]
+ *     [--threads 4] [--ttl-seconds 3] [--prefix P] [--keep]
+ * java -jar vended-storage-examples-0.1.0.jar --endpoint URL --bucket B --access-key-id K
+ *     --secret-access-key S [--session-token T] [--region R] [--prefix P] [--keep] ...
  * </pre>
  *
- * <p>With a local endpoint (the {@code local-s3} binary from {@code --local-s3} or the system
- * property {@value LocalS3Server#BINARY_PROPERTY}), every rotation is a real STS {@code
- * AssumeRole} whose credentials the endpoint rejects once expired. With {@code --endpoint}, the
- * given credentials are re-vended with {@code expires_at_millis = now + ttl} on every call.
+ * <p>With a local endpoint (the {@code local-s3} binary from {@code --local-s3}, the system
+ * property {@value LocalS3Server#BINARY_PROPERTY} or the testkit jar), every rotation is a real STS
+ * {@code AssumeRole} whose credentials the endpoint rejects once expired (scoped to {@code B/P/}
+ * with {@code --prefix P}). With {@code --endpoint}, the given credentials are re-vended with
+ * {@code expires_at_millis = now + ttl} on every call. Objects go under {@code
+ * s3://B/[P/]run-<epoch ms>/} and are deleted at the end (one {@code DELETE} per object, so
+ * prefix-scoped keys suffice) unless {@code --keep}. {@code --help} lists every option with its
+ * default.
  *
  * <p>Prints {@code rotation gen=N at=<ISO time> fetch_ms=M} per vended credential set and ends with
  * {@code demo summary: objects_written=N objects_verified=N credential_refreshes=R auth_failures=F
- * elapsed_s=T}. Exits 0 only if every written object was verified and there were no failures.
- * Secrets are never printed.
+ * elapsed_s=T}. Exits 0 only if every written object was verified, nothing failed (cleanup
+ * included), 1 otherwise, 2 on a bad command line. Secrets are never printed.
  */
 public final class Demo {
 
     private static final String USAGE =
-            "usage: Demo [--local-s3 PATH] [--seconds N] [--threads N] [--ttl-seconds N]\n"
-                    + "            [--endpoint URL --bucket B --access-key-id K"
-                    + " --secret-access-key S\n"
-                    + "             [--session-token T] [--region R]]";
+            String.join(
+                    "\n",
+                    "usage: Demo [OPTIONS]",
+                    "Writes and verifies objects from several threads through one ObjectStore whose",
+                    "credentials expire every few seconds, deletes them, and prints a summary line.",
+                    "",
+                    "Endpoint (default: start the local enforcing endpoint, local-s3):",
+                    "  --local-s3 PATH          local-s3 binary to start (default: system property",
+                    "                           " + LocalS3Server.BINARY_PROPERTY
+                            + ", else the one bundled in",
+                    "                           the testkit jar); not used with --endpoint",
+                    "  --endpoint URL           use this S3 endpoint instead (default: none)",
+                    "  --bucket B               bucket (default: demo-bucket, created on the local",
+                    "                           endpoint; required with --endpoint, must exist)",
+                    "  --access-key-id K        required with --endpoint",
+                    "  --secret-access-key S    required with --endpoint",
+                    "  --session-token T        with --endpoint (default: none)",
+                    "  --region R               with --endpoint (default: us-east-1)",
+                    "Workload:",
+                    "  --prefix P               objects under s3://B/P/run-<epoch ms>/ (default: none,",
+                    "                           s3://B/run-<epoch ms>/); works with keys scoped to",
+                    "                           B/P/; on the local endpoint the vended keys are so",
+                    "                           scoped",
+                    "  --seconds N              how long to write and verify (default: 20)",
+                    "  --threads N              writer threads (default: 4)",
+                    "  --ttl-seconds N          lifetime of each vended credential set (default: 3)",
+                    "  --keep                   keep the objects (default: delete them at the end)",
+                    "  -h, --help               this text",
+                    "Exit status: 0 every object verified and nothing failed (cleanup included),",
+                    "1 a failure, 2 a bad command line.");
 
     private Demo() {}
+
+    /** The {@code --help} text. */
+    static String usage() {
+        return USAGE;
+    }
 
     /**
      * Runs the demo and exits the JVM with its status.
@@ -116,6 +152,8 @@ public final class Demo {
         int threads = intArg(a, "threads", 4, 1);
         int ttlSeconds = intArg(a, "ttl-seconds", 3, 1);
         boolean external = a.containsKey("endpoint");
+        boolean keep = a.containsKey("keep");
+        String prefix = normalizePrefix(a.get("prefix"));
 
         LocalS3Server local = null;
         try {
@@ -171,7 +209,8 @@ public final class Demo {
                 local = LocalS3Server.start(binary, bucket, log);
                 LocalS3Server endpoint = local;
                 baseOptions = local.endpointOptions();
-                source = () -> endpoint.assumeRole(ttlSeconds);
+                String scope = prefix.isEmpty() ? null : bucket + "/" + prefix;
+                source = () -> endpoint.assumeRole(ttlSeconds, scope);
                 out.println(
                         "local endpoint "
                                 + local.endpoint()
@@ -181,12 +220,13 @@ public final class Demo {
                                 + log
                                 + "); credentials from STS AssumeRole, ttl "
                                 + ttlSeconds
-                                + " s");
+                                + " s"
+                                + (scope == null ? "" : ", scoped to " + scope));
             }
 
             RotatingProvider provider = new RotatingProvider(baseOptions, source, out);
             Map<String, String> initial = provider.fetchStorageOptions();
-            String uri = "s3://" + bucket + "/run-" + System.currentTimeMillis() + "/";
+            String uri = "s3://" + bucket + "/" + prefix + "run-" + System.currentTimeMillis() + "/";
             out.println(
                     "store "
                             + uri
@@ -197,7 +237,7 @@ public final class Demo {
                             + " s, native library "
                             + ObjectStore.nativeVersion());
             try (ObjectStore store = ObjectStore.open(uri, initial, provider)) {
-                return workload(store, provider, seconds, threads, out, err);
+                return workload(store, provider, seconds, threads, keep, out, err);
             }
         } finally {
             if (local != null) {
@@ -211,6 +251,7 @@ public final class Demo {
             RotatingProvider provider,
             int seconds,
             int threads,
+            boolean keep,
             PrintStream out,
             PrintStream err)
             throws Exception {
@@ -285,6 +326,11 @@ public final class Demo {
         } catch (StorageException e) {
             err.println("refresh stats unavailable: " + e.getMessage());
         }
+        if (keep) {
+            out.println("cleanup: skipped (--keep), " + written.get() + " objects kept");
+        } else {
+            otherFailures.addAndGet(cleanup(store, threads, out, err));
+        }
         if (otherFailures.get() > 0) {
             out.println("other failures: " + otherFailures.get());
         }
@@ -307,6 +353,80 @@ public final class Demo {
                         && authFailures.get() == 0
                         && otherFailures.get() == 0;
         return ok ? 0 : 1;
+    }
+
+    /**
+     * Deletes every object under the store's prefix, one {@code DELETE} each (so that keys scoped
+     * to the prefix suffice, also where bulk deletes are authorized at bucket level), then checks
+     * that none is left.
+     *
+     * @return the number of failures (0 when the prefix is empty afterwards)
+     */
+    private static long cleanup(ObjectStore store, int threads, PrintStream out, PrintStream err)
+            throws InterruptedException {
+        AtomicLong failures = new AtomicLong();
+        AtomicLong deleted = new AtomicLong();
+        List<ObjectMeta> objects;
+        try {
+            objects = store.list(null);
+        } catch (StorageException | RuntimeException e) {
+            err.println("FAILURE cleanup list: " + e);
+            return 1;
+        }
+        List<Thread> deleters = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int first = t;
+            Thread d =
+                    new Thread(
+                            () -> {
+                                for (int i = first; i < objects.size(); i += threads) {
+                                    String path = objects.get(i).path();
+                                    try {
+                                        store.delete(path);
+                                        deleted.incrementAndGet();
+                                    } catch (StorageException | RuntimeException e) {
+                                        failures.incrementAndGet();
+                                        err.println("FAILURE delete " + path + ": " + e);
+                                    }
+                                }
+                            },
+                            "demo-cleanup-" + t);
+            deleters.add(d);
+            d.start();
+        }
+        for (Thread d : deleters) {
+            d.join();
+        }
+        try {
+            long left = store.list(null).size();
+            if (left != 0) {
+                failures.incrementAndGet();
+                err.println("FAILURE cleanup left " + left + " objects");
+            }
+            out.println("cleanup: deleted " + deleted.get() + " objects, " + left + " left");
+        } catch (StorageException | RuntimeException e) {
+            failures.incrementAndGet();
+            err.println("FAILURE cleanup list: " + e);
+        }
+        return failures.get();
+    }
+
+    /** {@code "a/b"}, {@code "/a/b/"} to {@code "a/b/"}; null or blank to {@code ""}. */
+    private static String normalizePrefix(String prefix) throws UsageException {
+        if (prefix == null) {
+            return "";
+        }
+        String p = prefix.trim();
+        while (p.startsWith("/")) {
+            p = p.substring(1);
+        }
+        while (p.endsWith("/")) {
+            p = p.substring(0, p.length() - 1);
+        }
+        if (p.contains("//")) {
+            throw new UsageException("--prefix must not contain an empty path segment");
+        }
+        return p.isEmpty() ? "" : p + "/";
     }
 
     private static byte[] payload(SplittableRandom random, String path) {
@@ -379,7 +499,9 @@ public final class Demo {
                         "access-key-id",
                         "secret-access-key",
                         "session-token",
-                        "region");
+                        "region",
+                        "prefix");
+        List<String> flags = List.of("keep");
         Map<String, String> out = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -391,6 +513,10 @@ public final class Demo {
                         "unexpected argument #" + (i + 1) + " (options start with --)");
             }
             String name = arg.substring(2);
+            if (flags.contains(name)) {
+                out.put(name, "true");
+                continue;
+            }
             String value;
             int eq = name.indexOf('=');
             if (eq >= 0) {

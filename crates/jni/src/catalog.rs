@@ -9,7 +9,6 @@
 //! error goes through the binding's usual mapping ([`crate::errors`]).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use jni::errors::ErrorPolicy;
 use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString, JThrowable, JValue};
@@ -19,7 +18,6 @@ use jni::{jni_sig, jni_str, Env, EnvUnowned};
 use vended_storage::catalog::spec::LANCE_NAMESPACE;
 use vended_storage::catalog::{catalog_error, CatalogError, CatalogErrorKind, CatalogSpec};
 use vended_storage::options::StorageOptions;
-use vended_storage::refresh::RefreshConfig;
 use vended_storage::registry::ObjectStoreRegistry;
 use vended_storage::table::open_catalog_table;
 
@@ -45,55 +43,6 @@ fn pairs(options: StorageOptions) -> Vec<Option<String>> {
         .into_iter()
         .flat_map(|(k, v)| [Some(k), Some(v)])
         .collect()
-}
-
-/// The names of the `refreshMillis` entries, in order.
-const REFRESH_FIELDS: [&str; 5] = [
-    "leadTime",
-    "staleWindow",
-    "providerTimeout",
-    "initialBackoff",
-    "maxBackoff",
-];
-
-/// `RefreshConfig` from `{leadTime, staleWindow, providerTimeout, initialBackoff, maxBackoff}` in
-/// milliseconds, `-1` = the default; `null` = all defaults.
-// TODO: move to the core (e.g. a `RefreshConfig` constructor from optional millis) once the
-// refresh module is settled; kept here, private, meanwhile.
-fn refresh_config(env: &Env<'_>, millis: &JLongArray<'_>) -> BridgeResult<RefreshConfig> {
-    let mut config = RefreshConfig::default();
-    if millis.is_null() {
-        return Ok(config);
-    }
-    let n = millis.len(env)?;
-    if n != REFRESH_FIELDS.len() {
-        return Err(BridgeError::Argument(format!(
-            "refreshMillis must have {} entries {{{}}}, got {n}",
-            REFRESH_FIELDS.len(),
-            REFRESH_FIELDS.join(", ")
-        )));
-    }
-    let mut values = [0 as jlong; 5];
-    millis.get_region(env, 0, &mut values)?;
-    let slots = [
-        &mut config.lead_time,
-        &mut config.stale_window,
-        &mut config.provider_timeout,
-        &mut config.initial_backoff,
-        &mut config.max_backoff,
-    ];
-    for ((slot, value), name) in slots.into_iter().zip(values).zip(REFRESH_FIELDS) {
-        match value {
-            -1 => {}
-            v if v >= 0 => *slot = Duration::from_millis(v as u64),
-            v => {
-                return Err(BridgeError::Argument(format!(
-                    "refreshMillis {name} must be -1 (the default) or >= 0 ms, got {v}"
-                )))
-            }
-        }
-    }
-    Ok(config)
 }
 
 /// `static native String catalogProviderId(String kind, String[] keys, String[] values)`: the id
@@ -180,7 +129,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogOpenTable<'l>
     env.with_env(|env| -> BridgeResult<jlong> {
         let spec = spec(env, LANCE_NAMESPACE, &keys, &values)?;
         let options = read_options(env, &option_keys, &option_values)?;
-        let refresh = refresh_config(env, &refresh_millis)?;
+        let refresh = crate::refresh_config(env, &refresh_millis)?;
         let session = match session_handle {
             0 => None,
             h => Some(session(h)?),
@@ -202,10 +151,11 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogOpenTable<'l>
 }
 
 /// `static native long openWithCatalog(String uri, String[] optionKeys, String[] optionValues,
-/// String catalogKind, String[] specKeys, String[] specValues, long leadTimeMillis, long
+/// String catalogKind, String[] specKeys, String[] specValues, long[] refreshMillis, long
 /// sessionHandle)`: opens a store exactly like `open`, with the catalog provider the spec
 /// describes built here, natively, as its credential source: a refresh calls the catalog from
-/// Rust and makes no upcall into the JVM. `leadTimeMillis` < 0 = the default lead time;
+/// Rust and makes no upcall into the JVM. `refreshMillis` as for `open` (see
+/// [`crate::refresh_config`]);
 /// `sessionHandle` 0 = no session. The options seed the credentials as with `open` (no catalog
 /// call when they hold valid ones).
 ///
@@ -223,21 +173,16 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_openWithCatalog<'l>(
     kind: JString<'l>,
     spec_keys: JObjectArray<'l>,
     spec_values: JObjectArray<'l>,
-    lead_time_millis: jlong,
+    refresh_millis: JLongArray<'l>,
     session_handle: jlong,
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let uri = string_arg(env, &uri, "uri")?;
         let options = read_options(env, &option_keys, &option_values)?;
         let kind = string_arg(env, &kind, "catalogKind")?;
+        let refresh = crate::refresh_config(env, &refresh_millis)?;
         let provider = spec(env, &kind, &spec_keys, &spec_values)?.provider()?;
-        crate::open_store(
-            &uri,
-            options,
-            Some(provider),
-            lead_time_millis,
-            session_handle,
-        )
+        crate::open_store(&uri, options, Some(provider), refresh, session_handle)
     })
     .resolve::<ThrowJava>()
 }

@@ -11,6 +11,11 @@
 //! | closed store | `java.lang.IllegalStateException` |
 //! | bad argument (null, negative range) | `java.lang.IllegalArgumentException` |
 //! | anything else, or a panic | `StorageException` |
+//!
+//! Every `StorageException` is built through its package-private constructor `(String message,
+//! Throwable cause, String kind, boolean retryable)`: `kind` is [`ErrorKind::as_str`] (the Java
+//! enum `StorageException.Kind` has the same names) and `retryable` is [`Error::is_retryable`],
+//! both decided by the core. A JNI failure or a panic is kind `IO`, not retryable.
 
 use jni::errors::ErrorPolicy;
 use jni::objects::{JClass, JObject, JValue};
@@ -72,21 +77,51 @@ fn exception_class<'local>(
     env.find_class(class)
 }
 
-/// Throws `class(message, cause)`; `class` must have a `(String, Throwable)` constructor.
+/// What the Java exception says about the failure besides its message: the core's kind name
+/// (`StorageException.Kind`) and whether it is retryable.
+struct KindInfo {
+    kind: &'static str,
+    retryable: bool,
+}
+
+impl KindInfo {
+    /// A JNI failure or a panic: an internal error, not retryable.
+    const INTERNAL: KindInfo = KindInfo {
+        kind: "IO",
+        retryable: false,
+    };
+
+    fn of(e: &Error) -> Self {
+        KindInfo {
+            kind: e.kind().as_str(),
+            retryable: e.is_retryable(),
+        }
+    }
+}
+
+/// Throws `class(message, cause, kind, retryable)`; `class` must be a `StorageException` (it has
+/// that constructor, package-private).
 fn throw_with_cause(
     env: &mut Env<'_>,
     class: &JNIStr,
     message: &str,
     cause: Option<&JObject<'_>>,
+    info: KindInfo,
 ) -> jni::errors::Result<()> {
     let null = JObject::null();
     let cause = cause.unwrap_or(&null);
     let class = exception_class(env, class)?;
     let msg = env.new_string(message)?;
+    let kind = env.new_string(info.kind)?;
     let obj = env.new_object(
         &class,
-        jni_sig!("(Ljava/lang/String;Ljava/lang/Throwable;)V"),
-        &[JValue::Object(&msg), JValue::Object(cause)],
+        jni_sig!("(Ljava/lang/String;Ljava/lang/Throwable;Ljava/lang/String;Z)V"),
+        &[
+            JValue::Object(&msg),
+            JValue::Object(cause),
+            JValue::Object(&kind),
+            JValue::Bool(info.retryable),
+        ],
     )?;
     let throwable = env.cast_local::<jni::objects::JThrowable>(obj)?;
     match env.throw(&throwable) {
@@ -122,6 +157,7 @@ pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()
             STORAGE,
             &format!("JNI failure in vended-storage: {e}"),
             None,
+            KindInfo::INTERNAL,
         ),
         BridgeError::Storage(e) => {
             let class = class_for(&e);
@@ -133,11 +169,23 @@ pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()
                 .and_then(|s| s.downcast_ref::<JavaException>())
                 .map(|j| &*j.throwable);
             if let Some(cause) = cause {
-                return throw_with_cause(env, class, &e.to_string(), Some(cause.as_ref()));
+                return throw_with_cause(
+                    env,
+                    class,
+                    &e.to_string(),
+                    Some(cause.as_ref()),
+                    KindInfo::of(&e),
+                );
             }
             // A catalog provider built natively (a Java catalog spec): its failure as the cause.
             let catalog = crate::catalog::catalog_cause(env, &e);
-            throw_with_cause(env, class, &e.to_string(), catalog.as_ref())
+            throw_with_cause(
+                env,
+                class,
+                &e.to_string(),
+                catalog.as_ref(),
+                KindInfo::of(&e),
+            )
         }
     }
 }
@@ -172,6 +220,7 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJava {
                 STORAGE,
                 &format!("internal error in vended-storage native code (panic): {msg}"),
                 None,
+                KindInfo::INTERNAL,
             )?;
         }
         Ok(T::default())

@@ -24,9 +24,10 @@ use jni::sys::{jint, jlong, JNI_VERSION_1_8};
 use jni::{Env, EnvUnowned, JavaVM};
 
 use errors::{BridgeError, ThrowJava};
+use vended_storage::error::Error;
 use vended_storage::options::StorageOptions;
 use vended_storage::provider::StorageOptionsProvider;
-use vended_storage::refresh::RefreshConfig;
+use vended_storage::refresh::{setting, RefreshConfig};
 use vended_storage::registry::ObjectStoreRegistry;
 use vended_storage::session::{Session, SessionConfig};
 use vended_storage::store::{ObjectInfo, VendedStore};
@@ -130,12 +131,13 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
     values: JObjectArray<'l>,
     provider: JObject<'l>,
     provider_id: JString<'l>,
-    lead_time_millis: jlong,
+    refresh_millis: JLongArray<'l>,
     session_handle: jlong,
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let uri = string_arg(env, &uri, "uri")?;
         let options = read_options(env, &keys, &values)?;
+        let refresh = refresh_config(env, &refresh_millis)?;
         let provider: Option<Arc<dyn StorageOptionsProvider>> = if provider.is_null() {
             None
         } else {
@@ -144,26 +146,76 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_open<'l>(
                 env, &provider, id,
             )?))
         };
-        open_store(&uri, options, provider, lead_time_millis, session_handle)
+        open_store(&uri, options, provider, refresh, session_handle)
     })
     .resolve::<ThrowJava>()
 }
 
+/// The setting names of the `refreshMillis` entries, in order (the core's
+/// [`setting`] names, which its errors report).
+const REFRESH_SETTINGS: [&str; 5] = [
+    setting::LEAD_TIME_MILLIS,
+    setting::STALE_WINDOW_MILLIS,
+    setting::PROVIDER_TIMEOUT_MILLIS,
+    setting::INITIAL_BACKOFF_MILLIS,
+    setting::MAX_BACKOFF_MILLIS,
+];
+
+/// The refresh settings of every open path (`open`, `openWithCatalog`, `catalogOpenTable`):
+/// `refreshMillis` = `{leadTime, staleWindow, providerTimeout, initialBackoff, maxBackoff}` in
+/// milliseconds, `-1` = the setting's default, `null` = all defaults. Built and validated by the
+/// core's [`RefreshConfig::from_millis`].
+///
+/// # Errors
+/// An invalid option naming the setting (e.g. `refresh_initial_backoff_millis`) for a value
+/// below `-1`, 0, above one day, or an initial backoff above the maximum backoff; an argument
+/// error for an array of another length.
+pub(crate) fn refresh_config(
+    env: &Env<'_>,
+    millis: &JLongArray<'_>,
+) -> BridgeResult<RefreshConfig> {
+    if millis.is_null() {
+        return Ok(RefreshConfig::default());
+    }
+    let n = millis.len(env)?;
+    if n != REFRESH_SETTINGS.len() {
+        return Err(BridgeError::Argument(format!(
+            "refreshMillis must have {} entries {{{}}}, got {n}",
+            REFRESH_SETTINGS.len(),
+            REFRESH_SETTINGS.join(", ")
+        )));
+    }
+    let mut values = [0 as jlong; 5];
+    millis.get_region(env, 0, &mut values)?;
+    let mut picked = [None; 5];
+    for ((slot, value), key) in picked.iter_mut().zip(values).zip(REFRESH_SETTINGS) {
+        *slot = match value {
+            -1 => None,
+            v if v >= 0 => Some(v as u64),
+            v => {
+                return Err(Error::invalid_option(
+                    key,
+                    format!("must be -1 (the default) or a positive number of ms, got {v}"),
+                )
+                .into())
+            }
+        };
+    }
+    let [lead, stale, timeout, initial, max] = picked;
+    Ok(RefreshConfig::from_millis(
+        lead, stale, timeout, initial, max,
+    )?)
+}
+
 /// Opens (or reuses) a store in the registry under the runtime, and returns its handle:
-/// `lead_time_millis` < 0 = the default lead time, `session_handle` 0 = no session. Shared by
-/// `open` and `openWithCatalog` (in [`catalog`]).
+/// `session_handle` 0 = no session. Shared by `open` and `openWithCatalog` (in [`catalog`]).
 pub(crate) fn open_store(
     uri: &str,
     options: StorageOptions,
     provider: Option<Arc<dyn StorageOptionsProvider>>,
-    lead_time_millis: jlong,
+    refresh: RefreshConfig,
     session_handle: jlong,
 ) -> BridgeResult<jlong> {
-    let refresh = if lead_time_millis < 0 {
-        RefreshConfig::default()
-    } else {
-        RefreshConfig::with_lead_time(Duration::from_millis(lead_time_millis as u64))
-    };
     let session = match session_handle {
         0 => None,
         h => Some(session(h)?),
@@ -323,16 +375,23 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_refreshStats<'l>(
 ) -> JLongArray<'l> {
     env.with_env(|env| -> BridgeResult<JLongArray<'l>> {
         let store = store(handle)?;
-        let values: [jlong; 6] = match store.refresh_stats() {
+        // The order of `vended_storage::refresh::RefreshStats`' fields (`RefreshStats.java`
+        // decodes it): counters saturate at `Long.MAX_VALUE`, `None` is -1.
+        let count = |n: u64| jlong::try_from(n).unwrap_or(jlong::MAX);
+        let values: [jlong; 10] = match store.refresh_stats() {
             Some(s) => [
-                s.fetches as jlong,
-                s.failures as jlong,
+                count(s.fetches),
+                count(s.failures),
                 s.last_refresh_millis.unwrap_or(-1),
                 s.expires_at_millis.unwrap_or(-1),
-                s.stale_waits as jlong,
-                s.generation as jlong,
+                count(s.stale_waits),
+                count(s.generation),
+                count(s.endpoint_rejections),
+                count(s.auth_refetches),
+                count(s.backoff_rejections),
+                s.clock_offset_millis,
             ],
-            None => [0, 0, -1, -1, 0, 0],
+            None => [0, 0, -1, -1, 0, 0, 0, 0, 0, 0],
         };
         long_array(env, &values)
     })
@@ -461,7 +520,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
 /// The number of the JNI contract between the Java classes of `dev.vended.storage` and this
 /// library. Bump it whenever an exported native method is added, removed or renamed, or changes
 /// its parameter or return types, and bump `NativeLoader.NATIVE_ABI` (Java) with it.
-pub const NATIVE_ABI: u32 = 1;
+pub const NATIVE_ABI: u32 = 2;
 
 /// `private static native String nativeAbi()` of `dev.vended.storage.NativeLoader`: the first
 /// native method the Java side calls after loading the library, before any other, to check that

@@ -35,7 +35,9 @@ struct JvmLogger;
 
 impl log::Log for JvmLogger {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
+        // The `jni` crate's own records are never delivered: delivering one makes JNI calls,
+        // which (at trace level) log again, an endless feedback loop that fills the queue.
+        metadata.level() <= log::max_level() && !is_jni_crate(metadata.target())
     }
 
     fn log(&self, record: &log::Record<'_>) {
@@ -57,6 +59,11 @@ impl log::Log for JvmLogger {
 }
 
 static LOGGER: JvmLogger = JvmLogger;
+
+/// Whether `target` is the `jni` crate's (`jni` or `jni::...`).
+fn is_jni_crate(target: &str) -> bool {
+    target == "jni" || target.starts_with("jni::")
+}
 
 /// The `log` level for the Java side's number: 0 off, 1 error, 2 warn, 3 info, 4 debug,
 /// 5 trace (what `NativeLog` passes). `RUST_LOG` (a level name), when set and valid, wins.

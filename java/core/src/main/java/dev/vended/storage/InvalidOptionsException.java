@@ -10,22 +10,26 @@ public class InvalidOptionsException extends StorageException {
     private static final long serialVersionUID = 1L;
 
     /**
-     * Creates the exception.
+     * Creates the exception, of kind {@link StorageException.Kind#INVALID_OPTIONS}.
      *
      * @param message what went wrong; never contains a secret
      */
     public InvalidOptionsException(String message) {
-        super(message);
+        super(message, null, Kind.INVALID_OPTIONS);
     }
 
     /**
-     * Creates the exception. The native library constructs it through this constructor (JNI
-     * signature {@code (Ljava/lang/String;Ljava/lang/Throwable;)V}).
+     * Creates the exception, of kind {@link StorageException.Kind#INVALID_OPTIONS}.
      *
      * @param message what went wrong; never contains a secret
      * @param cause the underlying failure, or {@code null}
      */
     public InvalidOptionsException(String message, Throwable cause) {
-        super(message, cause);
+        super(message, cause, Kind.INVALID_OPTIONS);
+    }
+
+    /** Constructed by the native library with the core's kind and retryability. */
+    InvalidOptionsException(String message, Throwable cause, String kind, boolean retryable) {
+        super(message, cause, kind, retryable);
     }
 }

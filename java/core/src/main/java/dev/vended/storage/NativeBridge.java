@@ -7,8 +7,9 @@ import dev.vended.storage.catalog.CatalogException;
  * names, parameter types and return types must match the exported functions exactly.
  *
  * <p>Every method may throw a {@link StorageException} subclass (constructed by the native side
- * through its {@code (String, Throwable)} constructor), {@link IllegalStateException} for a closed
- * or unknown handle, or a {@link RuntimeException} for an internal failure (a Rust panic never
+ * through its package-private {@code (String, Throwable, String kind, boolean retryable)}
+ * constructor, with the core's {@link StorageException.Kind} name), {@link
+ * IllegalStateException} for a closed or unknown handle, or a {@link RuntimeException} for an internal failure (a Rust panic never
  * crosses into the JVM). Arguments are validated by {@link ObjectStore} before they get here; the
  * native side checks them again and never crashes on bad input.
  */
@@ -29,7 +30,10 @@ final class NativeBridge {
      * @param provider the credential provider, or {@code null} for static options
      * @param providerId the provider's overridden id, or {@code null} to key by the provider's
      *     object identity
-     * @param leadTimeMillis refresh lead time in milliseconds; negative for the default
+     * @param refreshMillis {@code {leadTime, staleWindow, providerTimeout, initialBackoff,
+     *     maxBackoff}} in milliseconds, {@code -1} = the default; {@code null} = all defaults. The
+     *     core validates them (each 1 ms to one day, initial backoff at most max backoff) and
+     *     throws {@link InvalidOptionsException} naming the setting
      * @param sessionHandle a native session handle, or {@code 0} for none
      * @return a handle, never {@code 0}
      */
@@ -39,9 +43,28 @@ final class NativeBridge {
             String[] optionValues,
             StorageOptionsProvider provider,
             String providerId,
-            long leadTimeMillis,
+            long[] refreshMillis,
             long sessionHandle)
             throws StorageException;
+
+    /**
+     * {@link #open(String, String[], String[], StorageOptionsProvider, String, long[], long)} with
+     * only a lead time.
+     *
+     * @param leadTimeMillis refresh lead time in milliseconds; negative for the default
+     */
+    static long open(
+            String uri,
+            String[] optionKeys,
+            String[] optionValues,
+            StorageOptionsProvider provider,
+            String providerId,
+            long leadTimeMillis,
+            long sessionHandle)
+            throws StorageException {
+        long[] refresh = leadTimeMillis < 0 ? null : new long[] {leadTimeMillis, -1, -1, -1, -1};
+        return open(uri, optionKeys, optionValues, provider, providerId, refresh, sessionHandle);
+    }
 
     static native byte[] get(long handle, String path) throws StorageException;
 
@@ -60,7 +83,8 @@ final class NativeBridge {
 
     /**
      * Returns {@code {fetches, failures, lastRefreshMillis, expiresAtMillis, staleWaits,
-     * generation}}.
+     * generation, endpointRejections, authRefetches, backoffRejections, clockOffsetMillis}} (see
+     * {@link RefreshStats}).
      */
     static native long[] refreshStats(long handle) throws StorageException;
 
@@ -148,7 +172,8 @@ final class NativeBridge {
      * Opens (or reuses) a store like {@link #open}, whose provider is the catalog provider the
      * spec describes, built natively: refreshes make no upcall.
      *
-     * @param leadTimeMillis refresh lead time in milliseconds; negative for the default
+     * @param refreshMillis as for {@link #open(String, String[], String[],
+     *     StorageOptionsProvider, String, long[], long)}
      * @param sessionHandle a native session handle, or {@code 0} for none
      * @return a handle, never {@code 0}
      */
@@ -159,7 +184,7 @@ final class NativeBridge {
             String catalogKind,
             String[] specKeys,
             String[] specValues,
-            long leadTimeMillis,
+            long[] refreshMillis,
             long sessionHandle)
             throws StorageException;
 

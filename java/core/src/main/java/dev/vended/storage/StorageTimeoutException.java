@@ -5,22 +5,26 @@ public class StorageTimeoutException extends StorageException {
     private static final long serialVersionUID = 1L;
 
     /**
-     * Creates the exception.
+     * Creates the exception, of kind {@link StorageException.Kind#TIMEOUT}.
      *
      * @param message what went wrong; never contains a secret
      */
     public StorageTimeoutException(String message) {
-        super(message);
+        super(message, null, Kind.TIMEOUT);
     }
 
     /**
-     * Creates the exception. The native library constructs it through this constructor (JNI
-     * signature {@code (Ljava/lang/String;Ljava/lang/Throwable;)V}).
+     * Creates the exception, of kind {@link StorageException.Kind#TIMEOUT}.
      *
      * @param message what went wrong; never contains a secret
      * @param cause the underlying failure, or {@code null}
      */
     public StorageTimeoutException(String message, Throwable cause) {
-        super(message, cause);
+        super(message, cause, Kind.TIMEOUT);
+    }
+
+    /** Constructed by the native library with the core's kind and retryability. */
+    StorageTimeoutException(String message, Throwable cause, String kind, boolean retryable) {
+        super(message, cause, kind, retryable);
     }
 }

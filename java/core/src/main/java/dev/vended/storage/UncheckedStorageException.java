@@ -18,6 +18,24 @@ public class UncheckedStorageException extends UncheckedIOException {
         super(cause.getMessage(), cause);
     }
 
+    /**
+     * The wrapped failure's kind; see {@link StorageException#kind()}.
+     *
+     * @return the kind, never {@code null}
+     */
+    public StorageException.Kind kind() {
+        return getCause().kind();
+    }
+
+    /**
+     * Whether the wrapped failure is retryable; see {@link StorageException#isRetryable()}.
+     *
+     * @return {@code true} when a later retry makes sense
+     */
+    public boolean isRetryable() {
+        return getCause().isRetryable();
+    }
+
     @Override
     public synchronized StorageException getCause() {
         return (StorageException) super.getCause();

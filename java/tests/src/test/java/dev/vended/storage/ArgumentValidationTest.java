@@ -63,12 +63,12 @@ class ArgumentValidationTest {
 
     @Test
     void decodesNativeRefreshStats() {
-        RefreshStats s = RefreshStats.fromNative(new long[] {3, 1, 1000, -1, 0, 4});
+        RefreshStats s = RefreshStats.fromNative(new long[] {3, 1, 1000, -1, 0, 4, 0, 0, 0, 0});
         assertEquals(new RefreshStats(3, 1, 1000, -1, 0, 4), s);
         assertEquals(Optional.empty(), s.expiresAt());
         assertEquals(
                 5L,
-                RefreshStats.fromNative(new long[] {0, 0, 0, 5, 0, 0})
+                RefreshStats.fromNative(new long[] {0, 0, 0, 5, 0, 0, 0, 0, 0, 0})
                         .expiresAt()
                         .get()
                         .toEpochMilli());

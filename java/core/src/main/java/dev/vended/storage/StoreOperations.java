@@ -1,0 +1,413 @@
+package dev.vended.storage;
+
+import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The streaming, vectored, listing-as-stream, conditional and server-side operations of {@link
+ * ObjectStore} (which is the only subclass): kept apart so neither file grows past a readable
+ * size. Every method here is public API of {@code ObjectStore}.
+ */
+abstract class StoreOperations {
+
+    StoreOperations() {}
+
+    /** Acquires the native store handle (pair with {@link #releaseHandle}). */
+    abstract long acquireHandle();
+
+    /** Releases the handle {@link #acquireHandle} acquired. */
+    abstract void releaseHandle();
+
+    /**
+     * Reads an object's metadata; see {@link ObjectStore#head(String)}.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @return the metadata
+     * @throws StorageException as {@link ObjectStore#head(String)}
+     */
+    public abstract ObjectMeta head(String path) throws StorageException;
+
+    // ---------------------------------------------------------------------------------------
+    // Streams, vectored reads, listings as streams, conditional and server-side operations
+    // (issue 12). Every request is signed natively with the credential current when it is sent.
+
+    /**
+     * Opens a seekable stream over one object, with {@link ReadOptions#defaults()}: sends one HEAD
+     * for the length and ETag.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @return the stream (close it)
+     * @throws NullPointerException if {@code path} is null
+     * @throws IllegalStateException if the store is closed
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws StorageException as {@link ObjectStore#head(String)}
+     */
+    public SeekableObjectInputStream openInput(String path) throws StorageException {
+        return openInput(path, ReadOptions.defaults());
+    }
+
+    /**
+     * Opens a seekable stream over one object; see {@link SeekableObjectInputStream}.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param options block size, ETag pinning, a length already known (then no HEAD is sent)
+     * @return the stream (close it)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalStateException if the store is closed
+     * @throws ObjectNotFoundException if the object does not exist (HEAD)
+     * @throws StorageException as {@link ObjectStore#head(String)}
+     */
+    public SeekableObjectInputStream openInput(String path, ReadOptions options)
+            throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(options, "options");
+        long length = options.knownLength();
+        String eTag = options.knownETag();
+        if (length < 0) {
+            ObjectMeta meta = head(path);
+            length = meta.size();
+            eTag = meta.eTag();
+        }
+        return new SeekableObjectInputStream((ObjectStore) this, path, length, eTag, options);
+    }
+
+    /**
+     * Opens a stream that writes one object with {@link WriteOptions#defaults()}.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @return the stream; the object is visible once {@link MultipartOutputStream#close()} returns
+     * @throws NullPointerException if {@code path} is null
+     * @throws IllegalStateException if the store is closed
+     * @throws StorageException if the native writer cannot be created
+     */
+    public MultipartOutputStream openOutput(String path) throws StorageException {
+        return openOutput(path, WriteOptions.defaults());
+    }
+
+    /**
+     * Opens a stream that writes one object; see {@link MultipartOutputStream}. The stream keeps
+     * the store's connection and credentials until it is closed or aborted, even if the store is
+     * closed first.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param options part size, concurrency, create-only / if-match
+     * @return the stream; the object is visible once {@link MultipartOutputStream#close()} returns
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalStateException if the store is closed
+     * @throws InvalidOptionsException naming {@code part_size} for a part size the store refuses
+     *     (S3: below 5 MiB or above 5 GiB), or naming the path when it is not a valid object path
+     * @throws StorageException for other failures
+     */
+    public MultipartOutputStream openOutput(String path, WriteOptions options)
+            throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(options, "options");
+        long h = acquireHandle();
+        long w;
+        try {
+            w =
+                    NativeBridge.writerOpen(
+                            h,
+                            path,
+                            options.partSize(),
+                            options.maxConcurrency(),
+                            options.mode(),
+                            options.ifMatch());
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+        return new MultipartOutputStream(path, w);
+    }
+
+    /**
+     * Reads a whole object into {@code dst}, from its position; the position advances by the
+     * object's size. A direct buffer is filled natively (no intermediate Java array); a heap buffer
+     * through its array. One copy from the network buffer in both cases.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param dst the destination, with at least the object's size remaining
+     * @return the object's size in bytes
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code dst} is read-only
+     * @throws InvalidOptionsException if the object is larger than {@code dst.remaining()} (nothing
+     *     is copied)
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws StorageException as {@link ObjectStore#get(String)}
+     */
+    public long get(String path, java.nio.ByteBuffer dst) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(dst, "dst");
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("the destination ByteBuffer is read-only");
+        }
+        long size;
+        long h = acquireHandle();
+        try {
+            if (dst.isDirect()) {
+                size = NativeBridge.getIntoDirect(h, path, dst, dst.position(), dst.remaining());
+            } else if (dst.hasArray()) {
+                size =
+                        NativeBridge.getInto(
+                                h,
+                                path,
+                                dst.array(),
+                                dst.arrayOffset() + dst.position(),
+                                dst.remaining());
+            } else {
+                throw new IllegalArgumentException(
+                        "the destination ByteBuffer is neither direct nor array-backed");
+            }
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+        dst.position(dst.position() + (int) size);
+        return size;
+    }
+
+    /**
+     * Reads several ranges of one object; ranges close to each other are fetched with one request.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param ranges the ranges; each must lie within the object
+     * @return one array per range, in the order given
+     * @throws NullPointerException if an argument or a range is null
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws StorageException as {@link ObjectStore#getRange(String, long, long)}, including a
+     *     range past the end of the object
+     */
+    public List<byte[]> getRanges(String path, List<ByteRange> ranges) throws StorageException {
+        Objects.requireNonNull(ranges, "ranges");
+        long[][] flat = new long[ranges.size()][];
+        for (int i = 0; i < flat.length; i++) {
+            ByteRange r = Objects.requireNonNull(ranges.get(i), "range");
+            flat[i] = new long[] {r.start(), r.endExclusive()};
+        }
+        return List.of(getRanges(path, flat));
+    }
+
+    /**
+     * Reads several ranges of one object given as {@code {start, endExclusive}} pairs; see {@link
+     * #getRanges(String, List)}.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param ranges {@code ranges[i] = {start, endExclusive}}
+     * @return one array per range, in order
+     * @throws IllegalArgumentException if a pair is not two longs with {@code 0 <= start < end}
+     * @throws StorageException as {@link #getRanges(String, List)}
+     */
+    public byte[][] getRanges(String path, long[][] ranges) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(ranges, "ranges");
+        long[] starts = new long[ranges.length];
+        long[] ends = new long[ranges.length];
+        for (int i = 0; i < ranges.length; i++) {
+            long[] r = ranges[i];
+            if (r == null || r.length != 2) {
+                throw new IllegalArgumentException(
+                        "range " + i + " must be {start, endExclusive}");
+            }
+            new ByteRange(r[0], r[1]); // validates
+            starts[i] = r[0];
+            ends[i] = r[1];
+        }
+        if (ranges.length == 0) {
+            return new byte[0][];
+        }
+        long h = acquireHandle();
+        try {
+            return nonNull(NativeBridge.getRanges(h, path, starts, ends), "getRanges");
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Lists every object under a prefix lazily, page by page; see {@link ObjectListing}. Close the
+     * stream when stopping early (try-with-resources).
+     *
+     * @param prefix a path prefix (matched at {@code /} boundaries), or {@code null} for everything
+     * @return a lazy stream; closing it releases the native listing
+     * @throws IllegalStateException if the store is closed
+     * @throws StorageException if the listing cannot be created; failures of later pages are
+     *     thrown by the stream as {@link UncheckedStorageException}
+     */
+    public java.util.stream.Stream<ObjectMeta> listStream(String prefix) throws StorageException {
+        return listIterator(prefix, 0).stream();
+    }
+
+    /**
+     * Lists every object under a prefix lazily, {@code pageSize} objects per native call.
+     *
+     * @param prefix a path prefix (matched at {@code /} boundaries), or {@code null} for everything
+     * @param pageSize objects per page, or {@code 0} for the default (1000)
+     * @return the listing (close it when stopping early)
+     * @throws IllegalArgumentException if {@code pageSize} is negative
+     * @throws IllegalStateException if the store is closed
+     * @throws StorageException if the listing cannot be created
+     */
+    public ObjectListing listIterator(String prefix, int pageSize) throws StorageException {
+        if (pageSize < 0) {
+            throw new IllegalArgumentException("pageSize must not be negative: " + pageSize);
+        }
+        long h = acquireHandle();
+        try {
+            return new ObjectListing(NativeBridge.listOpen(h, prefix), pageSize);
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
+     * Lists one level under a prefix with the {@code /} delimiter: the objects directly under it
+     * and its "directories".
+     *
+     * @param prefix a path prefix, or {@code null} for the store's root
+     * @return objects and common prefixes
+     * @throws IllegalStateException if the store is closed
+     * @throws StorageException as {@link ObjectStore#list(String)}
+     */
+    public ListResult listWithDelimiter(String prefix) throws StorageException {
+        String[][] r;
+        long h = acquireHandle();
+        try {
+            r = nonNull(NativeBridge.listWithDelimiter(h, prefix), "listWithDelimiter");
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+        if (r.length != 2 || r[0].length % ObjectMeta.NATIVE_FIELDS != 0) {
+            throw new IllegalStateException("native library returned a malformed listing");
+        }
+        List<ObjectMeta> objects = new ArrayList<>(r[0].length / ObjectMeta.NATIVE_FIELDS);
+        for (int i = 0; i < r[0].length; i += ObjectMeta.NATIVE_FIELDS) {
+            objects.add(ObjectMeta.fromNative(r[0], i));
+        }
+        return new ListResult(objects, List.of(r[1]));
+    }
+
+    /**
+     * Writes an object only if none exists at the path (one atomic conditional PUT).
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param data the bytes (copied before the call returns)
+     * @return the new object's ETag and version
+     * @throws ObjectAlreadyExistsException if an object exists at the path
+     * @throws StorageException as {@link ObjectStore#put(String, byte[])}
+     */
+    public WriteResult putIfAbsent(String path, byte[] data) throws StorageException {
+        return putIf(path, data, WriteOptions.MODE_CREATE, null);
+    }
+
+    /**
+     * Replaces an object only if its ETag is {@code eTag} (one atomic conditional PUT).
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param data the bytes (copied before the call returns)
+     * @param eTag the expected ETag, exactly as {@link ObjectMeta#eTag()} gives it
+     * @return the new object's ETag and version
+     * @throws NullPointerException if an argument is null
+     * @throws PreconditionFailedException if the object's ETag differs
+     * @throws ObjectNotFoundException if the object does not exist (some stores report this as
+     *     {@link PreconditionFailedException})
+     * @throws StorageException as {@link ObjectStore#put(String, byte[])}
+     */
+    public WriteResult putIfMatch(String path, byte[] data, String eTag) throws StorageException {
+        Objects.requireNonNull(eTag, "eTag");
+        return putIf(path, data, WriteOptions.MODE_IF_MATCH, eTag);
+    }
+
+    /**
+     * Copies an object server-side, replacing any object at {@code to}.
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @throws ObjectNotFoundException if {@code from} does not exist
+     * @throws StorageException as {@link ObjectStore#put(String, byte[])}
+     */
+    public void copy(String from, String to) throws StorageException {
+        copyOrRename(from, to, false, false);
+    }
+
+    /**
+     * Copies an object server-side unless an object exists at {@code to}. On S3 the store must be
+     * opened with {@code aws_copy_if_not_exists} (e.g. {@code multipart}).
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @throws ObjectAlreadyExistsException if an object exists at {@code to}
+     * @throws InvalidOptionsException on S3 without {@code aws_copy_if_not_exists}
+     * @throws StorageException as {@link #copy(String, String)}
+     */
+    public void copyIfNotExists(String from, String to) throws StorageException {
+        copyOrRename(from, to, true, false);
+    }
+
+    /**
+     * Moves an object (S3 has no rename: a server-side copy, then a delete of {@code from}; not
+     * atomic).
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @throws ObjectNotFoundException if {@code from} does not exist
+     * @throws StorageException as {@link #copy(String, String)}
+     */
+    public void rename(String from, String to) throws StorageException {
+        copyOrRename(from, to, false, true);
+    }
+
+    /**
+     * Moves an object unless an object exists at {@code to}; see {@link #copyIfNotExists}.
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @throws ObjectAlreadyExistsException if an object exists at {@code to}
+     * @throws StorageException as {@link #copyIfNotExists(String, String)}
+     */
+    public void renameIfNotExists(String from, String to) throws StorageException {
+        copyOrRename(from, to, true, true);
+    }
+
+    private WriteResult putIf(String path, byte[] data, int mode, String eTag)
+            throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(data, "data");
+        long h = acquireHandle();
+        try {
+            return WriteResult.fromNative(
+                    NativeBridge.putIf(h, path, data, 0, data.length, mode, eTag));
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    private void copyOrRename(String from, String to, boolean ifNotExists, boolean rename)
+            throws StorageException {
+        Objects.requireNonNull(from, "from");
+        Objects.requireNonNull(to, "to");
+        long h = acquireHandle();
+        try {
+            if (rename) {
+                NativeBridge.renameObject(h, from, to, ifNotExists);
+            } else {
+                NativeBridge.copyObject(h, from, to, ifNotExists);
+            }
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    static <T> T nonNull(T value, String operation) {
+        if (value == null) {
+            throw new IllegalStateException("native " + operation + " returned null");
+        }
+        return value;
+    }
+}

@@ -4,18 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.vended.storage.testkit.VendedCredentials;
-import dev.vended.storage.testkit.IssuingProvider;
 import dev.vended.storage.testkit.KeyStats;
-import dev.vended.storage.testkit.LocalS3Server;
+import dev.vended.storage.testkit.LocalS3Extension;
 import dev.vended.storage.testkit.RecordingProvider;
+import dev.vended.storage.testkit.VendedCredentials;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -25,33 +24,23 @@ import java.util.Map;
  */
 class C01IdleExpiryTest {
 
-    private static LocalS3Server server;
-
-    @BeforeAll
-    static void startEndpoint() throws Exception {
-        server = LocalS3Server.start("c01");
-    }
-
-    @AfterAll
-    static void stopEndpoint() {
-        if (server != null) {
-            server.close();
-        }
-    }
+    /** The enforcing local endpoint, whatever VENDED_STORAGE_TEST_ENDPOINT says. */
+    @RegisterExtension
+    static final LocalS3Extension S3 = LocalS3Extension.create().localOnly().bucket("c01");
 
     @Test
     @Timeout(60)
     void c01_idleStoreReadsWithFreshCredentialsAfterExpiry() throws Exception {
-        IssuingProvider provider = new IssuingProvider(server, 2_000, null);
+        RecordingProvider provider = S3.provider(Duration.ofMillis(2_000));
         Map<String, String> gen1Options = provider.fetchStorageOptions();
         VendedCredentials gen1 = provider.vended().get(0);
         byte[] data = "idle but not stale".getBytes(StandardCharsets.UTF_8);
 
-        try (ObjectStore store = ObjectStore.open(server.uri("c01/"), gen1Options, provider)) {
+        try (ObjectStore store = ObjectStore.open(S3.uri("c01/"), gen1Options, provider)) {
             store.put("idle.txt", data);
             assertEquals(
                     1, provider.calls(), "opening with valid options must not call the provider");
-            assertTrue(server.stats(gen1.accessKeyId()).accepted() >= 1, "put not signed by gen1");
+            assertTrue(S3.stats(gen1.accessKeyId()).accepted() >= 1, "put not signed by gen1");
 
             Thread.sleep(3_000); // the scenario: idle past gen1's expiry
 
@@ -61,7 +50,7 @@ class C01IdleExpiryTest {
 
         List<RecordingProvider.Vend> vends = provider.vends();
         VendedCredentials gen2 = vends.get(1).credentials();
-        Map<String, KeyStats> stats = server.stats();
+        Map<String, KeyStats> stats = S3.stats();
         KeyStats gen1Stats = stats.getOrDefault(gen1.accessKeyId(), KeyStats.NONE);
         KeyStats gen2Stats = stats.getOrDefault(gen2.accessKeyId(), KeyStats.NONE);
         assertEquals(0, gen1Stats.rejected(), "gen1 was used after expiry: " + gen1Stats);

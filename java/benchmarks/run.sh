@@ -36,7 +36,7 @@ cd "$HERE"
 uprobe_out="$HERE/target/upcall-uprobe.txt"
 rm -f "$uprobe_out"
 case " $* " in
-  *" transfer "*) ;;
+  *" transfer "*|*" streams "*) ;;
   *) if [ "${BENCH_UPROBE:-1}" = 1 ]; then
        echo "== JNI upcall round trip with uprobes (upcall-uprobe.sh)"
        BENCH_LOCAL_S3="$endpoint" "$HERE/upcall-uprobe.sh" 2>&1 | tee "$uprobe_out" || true

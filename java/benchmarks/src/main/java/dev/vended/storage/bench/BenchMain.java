@@ -37,7 +37,9 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * average at the end of its run (the machine has 2 cores and may be shared).
  *
  * <pre>
- * --suite all|transfer|upcall   (all)
+ * --suite all|transfer|upcall|streams   (all; "streams" only when asked: issue 12)
+ * --stream-ops read,write  --stream-sizes 67108864  --stream-threads 1,4
+ * --stream-clients vended,vended-8m,sdk,http   (StreamBenchmark; iterations as --big-*)
  * --ops get,put  --sizes 1024,1048576,67108864  --threads 1,8  --clients vended,sdk,http
  * --wi 2 --w 1 --i 3 --r 2      warmup/measurement iterations and seconds (sizes below 64 MiB)
  * --big-wi 1 --big-w 2 --big-i 3 --big-r 3   the same for sizes of 64 MiB and more
@@ -116,6 +118,9 @@ public final class BenchMain {
             if (suite.equals("all") || suite.equals("transfer")) {
                 String t = transfer();
                 report.append(t);
+            }
+            if (suite.equals("streams")) {
+                report.append(streams());
             }
         }
         if (Files.exists(checkFile)) {
@@ -231,6 +236,50 @@ public final class BenchMain {
             sb.append("\n### Without the endpoint: unsigned (`aws_skip_signature` / anonymous) against the"
                     + " in-memory server\n\n");
             table(sb, unsigned, cells);
+        }
+        System.out.print(sb);
+        return sb.toString();
+    }
+
+    /**
+     * Issue 12: {@link StreamBenchmark}, the clients of one (op, size, threads) cell back to back in
+     * one run on one endpoint; ratios against {@code sdk} and against the {@code http} ceiling.
+     */
+    private String streams() throws Exception {
+        List<String> ops = list(arg("stream-ops", "read,write"));
+        List<String> sizes = list(arg("stream-sizes", "67108864"));
+        List<String> threads = list(arg("stream-threads", "1,4"));
+        List<String> clients = list(arg("stream-clients", "vended,vended-8m,sdk,http"));
+        List<Cell> cells = new ArrayList<>();
+        for (String op : ops) {
+            for (String size : sizes) {
+                for (String t : threads) {
+                    for (String client : clients) {
+                        if (client.equals("http") && Long.parseLong(size) > (64 << 20)) {
+                            continue; // CeilingServer serves at most 64 MiB
+                        }
+                        cells.add(runOne(StreamBenchmark.class.getName() + "." + op + "$",
+                                Map.of("client", client, "size", size), Integer.parseInt(t),
+                                Integer.parseInt(size), op, client, true));
+                    }
+                }
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        sb.append("\n## Streams (issue 12): read into a reused buffer / write in 1 MiB writes\n\n");
+        sb.append("| op | size | thr | client | ops/s | iterations min–max | MiB/s | /sdk | /ceiling | load1 |\n");
+        sb.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        for (Cell c : cells) {
+            Cell sdk = find(cells, c.op(), c.size(), c.threads(), "sdk");
+            Cell ceil = find(cells, c.op(), c.size(), c.threads(), "http");
+            String vs = !c.client().equals("sdk") && ok(sdk) && ok(c)
+                    ? String.format(Locale.ROOT, "**%.2f×**", c.score() / sdk.score()) : "";
+            String vc = !c.client().equals("http") && ok(ceil) && ok(c)
+                    ? String.format(Locale.ROOT, "%.2f", c.score() / ceil.score()) : "";
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.2f |%s%n",
+                    c.op(), sizeName(c.size()), c.threads(), c.client(), fmt(c.score()), range(c),
+                    ok(c) ? fmt(c.score() * c.size() / MIB) : "-", vs, vc, c.load(),
+                    c.note().isEmpty() ? "" : " " + c.note()));
         }
         System.out.print(sb);
         return sb.toString();

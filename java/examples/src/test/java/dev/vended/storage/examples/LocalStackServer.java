@@ -24,8 +24,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * LocalStack ({@code localstack-core}, no Docker), S3 only, as a JUnit extension: started before
  * the class's tests on a free 127.0.0.1 port from the venv {@code bin/install-s3-servers.sh}
- * installs ({@code .tools/localstack-venv}, directory from the system property {@code
- * vended.storage.toolsDir}; or the interpreter named by {@code VENDED_STORAGE_LOCALSTACK_PYTHON}),
+ * installs ({@code .tools/localstack-venv}; the directory from the system property {@code
+ * vended.storage.tools}, the environment variable {@code VENDED_STORAGE_TOOLS} or {@code
+ * ../../.tools}; or the interpreter named by {@code VENDED_STORAGE_LOCALSTACK_PYTHON}),
  * the same way the Rust conformance suite starts it; the bucket is created; stopped (with its child
  * processes) after the tests. LocalStack's free build checks neither signatures nor expiry, so the
  * credentials are LocalStack's usual {@code test}/{@code test}.
@@ -162,8 +163,14 @@ final class LocalStackServer implements BeforeAllCallback, AfterAllCallback {
     /** The venv's interpreter; fails (or skips, with SKIP_ENV=1) when it is not installed. */
     private static Path python() throws IOException {
         String explicit = System.getenv("VENDED_STORAGE_LOCALSTACK_PYTHON");
-        String toolsProperty = System.getProperty("vended.storage.toolsDir", "../../.tools");
-        Path tools = Path.of(toolsProperty).toAbsolutePath().normalize();
+        String configured = System.getProperty("vended.storage.tools");
+        if (configured == null || configured.isBlank()) {
+            configured = System.getenv("VENDED_STORAGE_TOOLS");
+        }
+        if (configured == null || configured.isBlank()) {
+            configured = "../../.tools"; // from the module directory
+        }
+        Path tools = Path.of(configured).toAbsolutePath().normalize();
         Path python =
                 explicit != null && !explicit.isBlank()
                         ? Path.of(explicit)

@@ -51,17 +51,6 @@ final class TableStores {
         return h.get(table, conf, vendedScheme);
     }
 
-    /** How many table stores this JVM has opened (for tests and diagnostics). */
-    static int openedCount() {
-        int n = 0;
-        for (Holder h : HOLDERS.values()) {
-            if (h.opened != null) {
-                n++;
-            }
-        }
-        return n;
-    }
-
     private static final class Holder {
         private volatile Opened opened;
 

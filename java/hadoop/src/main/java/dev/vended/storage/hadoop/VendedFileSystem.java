@@ -800,9 +800,4 @@ public class VendedFileSystem extends FileSystem {
         }
         return b.append("]}").toString();
     }
-
-    /** For tests: the table stores this JVM has opened. */
-    static int openedTableStores() {
-        return TableStores.openedCount();
-    }
 }

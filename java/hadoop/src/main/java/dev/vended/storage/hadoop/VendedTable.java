@@ -58,6 +58,9 @@ public final class VendedTable implements Serializable {
     private static final ConcurrentHashMap<String, StorageOptionsProvider> PROVIDERS =
             new ConcurrentHashMap<>();
 
+    /** One store per handle id kept open in this JVM, so that its native store stays shared. */
+    private static final ConcurrentHashMap<String, ObjectStore> ANCHORS = new ConcurrentHashMap<>();
+
     /** @serial Identifies this handle and its copies (random, created on the driver). */
     private final String id;
     /** @serial The table's URI. */
@@ -199,15 +202,25 @@ public final class VendedTable implements Serializable {
     public ObjectStore open() throws IOException {
         StorageOptionsProvider shared = PROVIDERS.computeIfAbsent(id, k -> provider);
         Duration lead = leadTimeMillis < 0 ? null : Duration.ofMillis(leadTimeMillis);
+        Map<String, String> options = new LinkedHashMap<>(clientOptions);
         if (snapshotUsable()) {
-            Map<String, String> options = new LinkedHashMap<>(clientOptions);
             options.putAll(snapshot);
-            return ObjectStore.open(location, options, shared, lead);
         }
-        // The snapshot expired in transit (or is about to): open without it. The store is the
-        // JVM's shared one (same provider instance), whose first request fetches once; concurrent
-        // requests wait for that one refresh.
-        return ObjectStore.open(location, clientOptions, shared, lead);
+        // else the snapshot expired in transit (or is about to): open without it; the first
+        // request of the JVM's store fetches once, concurrent requests wait for that refresh.
+        ObjectStore anchor = ANCHORS.get(id);
+        if (anchor == null) {
+            synchronized (ANCHORS) {
+                anchor = ANCHORS.get(id);
+                if (anchor == null) {
+                    // Held open for the life of the JVM: the native store of a provider compared
+                    // by identity lives only while a handle is open, and tasks come and go.
+                    anchor = ObjectStore.open(location, options, shared, lead);
+                    ANCHORS.put(id, anchor);
+                }
+            }
+        }
+        return ObjectStore.open(location, options, shared, lead);
     }
 
     /** Whether the snapshot still has a reasonable part of its life (5 s, or the lead time) left. */

@@ -17,7 +17,7 @@ import org.apache.hadoop.conf.Configuration;
  * user's catalog client would be: it reads its own settings {@code test.vended.<table>.mode}
  * ({@code sts}: the endpoint's STS AssumeRole; {@code issue}: admin-issued keys),
  * {@code .ttl-ms} and {@code .scope} ({@code bucket/prefix}) from the configuration, and vends
- * from the endpoint in {@link #server}. Counts calls and records the key ids per table name.
+ * from the endpoint {@link #server} named when it was created. Counts calls and records the key ids per table name.
  */
 public final class TestTableProvider implements StorageOptionsProvider {
 
@@ -28,6 +28,7 @@ public final class TestTableProvider implements StorageOptionsProvider {
     private static final Map<String, List<String>> KEYS = new ConcurrentHashMap<>();
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
+    private final LocalS3Server endpoint;
     private final String table;
     private final boolean sts;
     private final long ttlMillis;
@@ -35,6 +36,7 @@ public final class TestTableProvider implements StorageOptionsProvider {
 
     /** The constructor the FileSystem prefers. */
     public TestTableProvider(Configuration conf, String table) {
+        this.endpoint = server;
         this.table = table;
         this.sts = "sts".equals(conf.get("test.vended." + table + ".mode", "issue"));
         this.ttlMillis = conf.getLong("test.vended." + table + ".ttl-ms", 3_600_000L);
@@ -47,10 +49,10 @@ public final class TestTableProvider implements StorageOptionsProvider {
         CALLS.computeIfAbsent(table, k -> new AtomicInteger()).incrementAndGet();
         VendedCredentials c =
                 sts
-                        ? server.assumeRole((int) Math.max(1, ttlMillis / 1000))
-                        : server.issueCredentials(ttlMillis, scope);
+                        ? endpoint.assumeRole((int) Math.max(1, ttlMillis / 1000))
+                        : endpoint.issueCredentials(ttlMillis, scope);
         KEYS.computeIfAbsent(table, k -> new CopyOnWriteArrayList<>()).add(c.accessKeyId());
-        return server.options(c);
+        return endpoint.options(c);
     }
 
     /** Provider calls made for {@code table} in this JVM. */

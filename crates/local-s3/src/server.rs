@@ -61,6 +61,9 @@ impl Frontend {
         let method = req.method().to_string();
         let signer = signer_from_request(&req);
         let (path_bucket, path_key) = bucket_and_key(req.uri().path());
+        if method == "PUT" || method == "POST" {
+            self.remove_empty_directory(&path_bucket, &path_key);
+        }
 
         let ctx = Arc::new(Mutex::new(RequestContext::default()));
         let result = REQUEST
@@ -113,10 +116,26 @@ impl Frontend {
 }
 
 impl Frontend {
-    /// s3s-fs keeps objects as files, so a key with objects under it (`a` of `a/b`) is a
-    /// directory on disk: a HEAD or GET of it fails with 500, where S3 answers 404 NoSuchKey;
-    /// and a deleted object leaves its (now empty) parent directories behind, which would make
-    /// the same key answer 500 later. Both are corrected here.
+    /// Before a write: an emptied directory left where the key's file goes (s3s-fs keeps the
+    /// directories of deleted objects) would make the write fail with 500; it holds no object, so
+    /// it is removed (`remove_dir` refuses a non-empty one).
+    fn remove_empty_directory(&self, bucket: &Option<String>, key: &Option<String>) {
+        let (Some(bucket), Some(key)) = (bucket, key) else {
+            return;
+        };
+        if key.split('/').any(|s| s == ".." || s == ".") {
+            return;
+        }
+        let bucket_dir = self.state.data_dir().join(bucket);
+        let path = bucket_dir.join(key.trim_end_matches('/'));
+        if path != bucket_dir && path.starts_with(&bucket_dir) && path.is_dir() {
+            let _ = std::fs::remove_dir(&path);
+        }
+    }
+
+    /// s3s-fs keeps objects as files, so a key with objects under it (`a` of `a/b`), or that had
+    /// some (s3s-fs leaves emptied directories behind), is a directory on disk: a HEAD or GET of
+    /// it fails with 500, where S3 answers 404 NoSuchKey. Corrected here.
     fn directory_fixups(
         &self,
         method: &str,
@@ -151,19 +170,6 @@ impl Frontend {
                 let mut resp = HttpResponse::new(body);
                 *resp.status_mut() = StatusCode::NOT_FOUND;
                 return Ok(resp);
-            }
-            Ok(resp) if resp.status().is_success() && method == "DELETE" => {
-                // Remove the empty parents (remove_dir fails on a non-empty one: stop there).
-                let mut dir = path.parent();
-                while let Some(d) = dir {
-                    if d == bucket_dir
-                        || !d.starts_with(&bucket_dir)
-                        || std::fs::remove_dir(d).is_err()
-                    {
-                        break;
-                    }
-                    dir = d.parent();
-                }
             }
             _ => {}
         }

@@ -16,22 +16,26 @@ public final class ReadOptions {
     /** The default read-ahead block: 1 MiB ({@code 1 << 20} bytes). */
     public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
 
-    private static final ReadOptions DEFAULTS = new ReadOptions(DEFAULT_BLOCK_SIZE, true, -1L, null);
+    private static final ReadOptions DEFAULTS =
+            new ReadOptions(DEFAULT_BLOCK_SIZE, true, true, -1L, null);
 
     private final int blockSize;
     private final boolean pinETag;
+    private final boolean readAhead;
     private final long knownLength;
     private final String knownETag;
 
-    private ReadOptions(int blockSize, boolean pinETag, long knownLength, String knownETag) {
+    private ReadOptions(
+            int blockSize, boolean pinETag, boolean readAhead, long knownLength, String knownETag) {
         this.blockSize = blockSize;
         this.pinETag = pinETag;
+        this.readAhead = readAhead;
         this.knownLength = knownLength;
         this.knownETag = knownETag;
     }
 
     /**
-     * The defaults: 1 MiB blocks, ETag pinned, length from one HEAD at open.
+     * The defaults: 1 MiB blocks, ETag pinned, read-ahead on, length from one HEAD at open.
      *
      * @return the default options
      */
@@ -50,7 +54,7 @@ public final class ReadOptions {
         if (bytes < 1) {
             throw new IllegalArgumentException("blockSize must be at least 1 byte: " + bytes);
         }
-        return new ReadOptions(bytes, pinETag, knownLength, knownETag);
+        return new ReadOptions(bytes, pinETag, readAhead, knownLength, knownETag);
     }
 
     /**
@@ -62,7 +66,20 @@ public final class ReadOptions {
      * @return a copy with the setting
      */
     public ReadOptions withPinnedETag(boolean pin) {
-        return new ReadOptions(blockSize, pin, knownLength, knownETag);
+        return new ReadOptions(blockSize, pin, readAhead, knownLength, knownETag);
+    }
+
+    /**
+     * Whether sequential stream reads keep the ranged GET of the next block in flight while the
+     * caller consumes the current one (default {@code true}); see {@link
+     * SeekableObjectInputStream}. A stream then holds at most two blocks ({@code 2 * blockSize()}
+     * bytes). Turn it off for purely random access, where a prefetch would be a wasted request.
+     *
+     * @param readAhead {@code true} to prefetch the next block of sequential reads
+     * @return a copy with the setting
+     */
+    public ReadOptions withReadAhead(boolean readAhead) {
+        return new ReadOptions(blockSize, pinETag, readAhead, knownLength, knownETag);
     }
 
     /**
@@ -78,7 +95,7 @@ public final class ReadOptions {
         if (length < 0) {
             throw new IllegalArgumentException("length must not be negative: " + length);
         }
-        return new ReadOptions(blockSize, pinETag, length, eTag);
+        return new ReadOptions(blockSize, pinETag, readAhead, length, eTag);
     }
 
     /**
@@ -100,6 +117,15 @@ public final class ReadOptions {
     }
 
     /**
+     * Whether sequential reads prefetch the next block.
+     *
+     * @return {@code true} when read-ahead is on
+     */
+    public boolean readAhead() {
+        return readAhead;
+    }
+
+    /**
      * The length given by {@link #withKnownLength}, or {@code -1} (then a HEAD is sent at open).
      *
      * @return bytes, or {@code -1}
@@ -118,6 +144,8 @@ public final class ReadOptions {
                 + blockSize
                 + ", pinETag="
                 + pinETag
+                + ", readAhead="
+                + readAhead
                 + ", knownLength="
                 + knownLength
                 + "}";

@@ -3,8 +3,16 @@ package dev.vended.storage;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A seekable {@link InputStream} over one object, opened by {@link ObjectStore#openInput(String)}.
@@ -21,6 +29,23 @@ import java.util.Objects;
  * least one block go straight into the caller's array (or direct {@link ByteBuffer}, through {@code
  * readRangeDirect}, without an intermediate Java array).
  *
+ * <p><b>Sequential prefetch.</b> With {@link ReadOptions#readAhead()} (the default), once stream
+ * reads are sequential (a read that needs new bytes starts exactly where the previous stream read
+ * ended, e.g. the position reached the end of the current block), the ranged GET of the NEXT
+ * block (same block size, same pinned ETag) is sent on a background thread while the caller
+ * consumes the current bytes, into a second buffer that becomes the current block when the
+ * position reaches it. At most one prefetch per stream is in flight, so a stream holds at most two
+ * blocks. A {@link #seek}/{@link #skip} outside the current and the prefetched block discards the
+ * prefetch (a GET already sent completes on its thread and its bytes are dropped; one not started
+ * is never sent). A prefetch still queued when its bytes are needed while every pool thread is
+ * busy is taken back and read on the caller's thread, so a read never waits behind other
+ * streams' prefetches.
+ * A failed prefetch throws its exception (same type as a direct read: {@link
+ * PreconditionFailedException}, {@link EOFException}, ...) at the read that needs those bytes, and
+ * not before. Positioned reads ({@link #readFully(long, byte[], int, int)}) neither start nor use
+ * a prefetch. Prefetches run on one process-wide pool of at most {@link #READ_AHEAD_THREADS}
+ * daemon threads named {@code vended-storage-readahead-N} that exit after 30 s idle.
+ *
  * <p><b>Consistency.</b> By default the stream is pinned to the ETag the object had at open: if the
  * object is replaced, the next request fails with {@link PreconditionFailedException}.
  *
@@ -31,11 +56,29 @@ import java.util.Objects;
  */
 public final class SeekableObjectInputStream extends InputStream {
 
+    /**
+     * Threads of the process-wide read-ahead pool: {@code min(64, max(8, 4 *
+     * availableProcessors))}. Prefetches beyond that wait in the pool's queue (at most one per
+     * open stream).
+     */
+    public static final int READ_AHEAD_THREADS =
+            Math.min(64, Math.max(8, 4 * Runtime.getRuntime().availableProcessors()));
+
     private final ObjectStore store;
     private final String path;
     private final long length;
     private final String ifMatch;
-    private final byte[] block;
+    private final boolean readAhead;
+    /** The current block; swapped with {@code spare} when a prefetch is taken. */
+    private byte[] block;
+    /** The second buffer: the target of the prefetch (or of a discarded one still running). */
+    private byte[] spare;
+    /** The prefetch of the next block, or {@code null}. */
+    private Prefetch prefetch;
+    /** A discarded prefetch whose GET may still be writing {@code spare}, or {@code null}. */
+    private Prefetch discarded;
+    /** Object offset right after the last stream (not positioned) read; -1 before the first. */
+    private long lastReadEnd = -1L;
 
     /** Object offset of {@code block[0]}. */
     private long blockStart;
@@ -43,7 +86,9 @@ public final class SeekableObjectInputStream extends InputStream {
     private int blockLength;
     private long pos;
     private boolean closed;
-    private long nativeReads;
+    private final AtomicLong nativeReads = new AtomicLong();
+    private long prefetchesUsed;
+    private long prefetchesTakenBack;
 
     SeekableObjectInputStream(
             ObjectStore store, String path, long length, String eTag, ReadOptions options) {
@@ -51,6 +96,7 @@ public final class SeekableObjectInputStream extends InputStream {
         this.path = path;
         this.length = length;
         this.ifMatch = options.pinnedETag() ? eTag : null;
+        this.readAhead = options.readAhead();
         this.block = new byte[(int) Math.min(options.blockSize(), Math.max(1L, length))];
     }
 
@@ -83,7 +129,8 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /**
      * Moves the position. Seeking within the current block costs nothing; the next read after a
-     * seek elsewhere sends one request.
+     * seek elsewhere sends one request. A seek outside the current and the prefetched block
+     * discards the prefetch.
      *
      * @param newPos the new position, from {@code 0} to {@link #length()} inclusive (at {@code
      *     length()} every read returns {@code -1})
@@ -106,6 +153,7 @@ public final class SeekableObjectInputStream extends InputStream {
                             + " bytes)");
         }
         pos = newPos;
+        discardPrefetchUnlessNear(newPos);
     }
 
     @Override
@@ -115,8 +163,17 @@ public final class SeekableObjectInputStream extends InputStream {
             return -1;
         }
         if (!buffered(pos)) {
-            fill(pos);
+            boolean sequential = pos == lastReadEnd;
+            if (takePrefetch(pos)) {
+                sequential = true; // the prefetched block was reached: keep the chain going
+            } else {
+                fill(pos);
+            }
+            if (sequential) {
+                startPrefetch(blockStart + blockLength);
+            }
         }
+        lastReadEnd = pos + 1;
         return block[(int) (pos++ - blockStart)] & 0xff;
     }
 
@@ -131,7 +188,7 @@ public final class SeekableObjectInputStream extends InputStream {
             return -1;
         }
         int n = (int) Math.min(len, length - pos);
-        readAt(pos, b, off, n);
+        streamReadAt(pos, b, off, n);
         pos += n;
         return n;
     }
@@ -160,19 +217,30 @@ public final class SeekableObjectInputStream extends InputStream {
         }
         int n = (int) Math.min(dst.remaining(), length - pos);
         if (dst.hasArray()) {
-            readAt(pos, dst.array(), dst.arrayOffset() + dst.position(), n);
+            streamReadAt(pos, dst.array(), dst.arrayOffset() + dst.position(), n);
         } else if (dst.isDirect()) {
+            boolean sequential = pos == lastReadEnd;
+            boolean loaded = false;
             int done = 0;
-            if (buffered(pos)) {
-                done = (int) Math.min(n, blockStart + blockLength - pos);
-                dst.put(dst.position(), block, (int) (pos - blockStart), done);
+            while (done < n) {
+                long p = pos + done;
+                if (buffered(p)) {
+                    int k = (int) Math.min(n - done, blockStart + blockLength - p);
+                    dst.put(dst.position() + done, block, (int) (p - blockStart), k);
+                    done += k;
+                } else if (takePrefetch(p)) {
+                    loaded = true;
+                    sequential = true;
+                } else {
+                    directRange(p, dst, dst.position() + done, n - done);
+                    loaded = true;
+                    done = n;
+                }
             }
-            if (done < n) {
-                directRange(pos + done, dst, dst.position() + done, n - done);
-            }
+            afterStreamRead(pos + n, sequential, loaded);
         } else {
             byte[] tmp = new byte[n];
-            readAt(pos, tmp, 0, n);
+            streamReadAt(pos, tmp, 0, n);
             dst.put(dst.position(), tmp);
         }
         dst.position(dst.position() + n);
@@ -236,6 +304,7 @@ public final class SeekableObjectInputStream extends InputStream {
         }
         long skipped = Math.min(n, length - pos);
         pos += skipped;
+        discardPrefetchUnlessNear(pos);
         return skipped;
     }
 
@@ -251,11 +320,22 @@ public final class SeekableObjectInputStream extends InputStream {
         return buffered(pos) ? (int) (blockStart + blockLength - pos) : 0;
     }
 
-    /** Releases the read-ahead block. Idempotent. */
+    /**
+     * Releases the blocks. Idempotent, and prompt: an in-flight prefetch is discarded, not waited
+     * for (a GET already sent finishes on its pool thread, which then drops the buffer; one not
+     * started is never sent).
+     */
     @Override
     public void close() {
         closed = true;
         blockLength = 0;
+        if (prefetch != null) {
+            discardPrefetch();
+        }
+        prefetch = null;
+        discarded = null;
+        block = null;
+        spare = null;
     }
 
     @Override
@@ -273,7 +353,33 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /** Native range requests made so far (tests: small reads must not cross JNI each). */
     long nativeReads() {
-        return nativeReads;
+        return nativeReads.get();
+    }
+
+    /** Blocks served by a prefetch so far (tests). */
+    long prefetchesUsed() {
+        return prefetchesUsed;
+    }
+
+    /** Prefetches taken back from a busy pool's queue and read on the caller's thread (tests). */
+    long prefetchesTakenBack() {
+        return prefetchesTakenBack;
+    }
+
+    /** Whether a prefetch is pending (tests). */
+    boolean prefetchPending() {
+        return prefetch != null;
+    }
+
+    /**
+     * Waits until the pending prefetch's GET has finished (tests).
+     *
+     * @param timeoutMillis the longest wait, in milliseconds
+     * @return {@code true} if no prefetch is pending or it finished in time
+     */
+    boolean awaitPrefetch(long timeoutMillis) throws InterruptedException {
+        Prefetch f = prefetch;
+        return f == null || f.finished.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -286,6 +392,44 @@ public final class SeekableObjectInputStream extends InputStream {
 
     private boolean buffered(long p) {
         return p >= blockStart && p < blockStart + blockLength;
+    }
+
+    /** A stream read (not positioned) of {@code [p, p + n)}: may use and start a prefetch. */
+    private void streamReadAt(long p, byte[] b, int off, int n) throws IOException {
+        boolean sequential = p == lastReadEnd;
+        boolean loaded = false;
+        long end = p + n;
+        while (n > 0) {
+            if (buffered(p)) {
+                int k = (int) Math.min(n, blockStart + blockLength - p);
+                System.arraycopy(block, (int) (p - blockStart), b, off, k);
+                p += k;
+                off += k;
+                n -= k;
+            } else if (takePrefetch(p)) {
+                loaded = true;
+                sequential = true;
+            } else if (n >= block.length) {
+                directRange(p, b, off, n);
+                loaded = true;
+                break;
+            } else {
+                fill(p);
+                loaded = true;
+            }
+        }
+        afterStreamRead(end, sequential, loaded);
+    }
+
+    /**
+     * After a stream read ending at {@code end}: when it was sequential and had to load bytes,
+     * prefetch the block after what is now available.
+     */
+    private void afterStreamRead(long end, boolean sequential, boolean loaded) {
+        lastReadEnd = end;
+        if (sequential && loaded) {
+            startPrefetch(blockLength > 0 && buffered(end - 1) ? blockStart + blockLength : end);
+        }
     }
 
     /** Copies {@code [p, p + n)} (within the object) into {@code b[off, off + n)}. */
@@ -316,6 +460,173 @@ public final class SeekableObjectInputStream extends InputStream {
         blockLength = n;
     }
 
+    // ---------------------------------------------------------------------------------------
+    // Read-ahead
+
+    /** Sends the GET of the block starting at {@code next} (shifted like {@link #fill}). */
+    private void startPrefetch(long next) {
+        if (!readAhead || closed || next >= length) {
+            return;
+        }
+        long start = Math.max(0L, Math.min(next, length - block.length));
+        int n = (int) Math.min(block.length, length - start);
+        if (prefetch != null) {
+            if (prefetch.start == start && prefetch.n == n) {
+                return;
+            }
+            discardPrefetch();
+        }
+        if (discarded != null) {
+            if (discarded.finished.getCount() > 0) {
+                return; // its GET still writes the spare buffer: at most two blocks per stream
+            }
+            discarded = null;
+        }
+        if (spare == null) {
+            spare = new byte[block.length];
+        }
+        Prefetch f = new Prefetch(start, n, spare);
+        try {
+            ReadAheadPool.EXECUTOR.execute(f);
+        } catch (RejectedExecutionException e) {
+            return; // the pool is gone (JVM shutdown): read synchronously
+        }
+        prefetch = f;
+    }
+
+    /**
+     * If the prefetch covers {@code p}, makes it the current block (waiting for its GET if that is
+     * running) and returns {@code true}; a prefetch still queued while every pool thread is busy
+     * is taken back instead (the caller then reads synchronously) and {@code false} is returned.
+     */
+    private boolean takePrefetch(long p) throws IOException {
+        Prefetch f = prefetch;
+        if (f == null || p < f.start || p >= f.start + f.n) {
+            return false;
+        }
+        if (ReadAheadPool.EXECUTOR.getActiveCount() >= READ_AHEAD_THREADS
+                && ReadAheadPool.EXECUTOR.remove(f)) {
+            // Queued behind other streams' prefetches on a busy pool: read it on this thread
+            // instead of waiting (it never ran, so the spare buffer is free again).
+            prefetch = null;
+            prefetchesTakenBack++;
+            return false;
+        }
+        try {
+            f.finished.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException ie =
+                    new InterruptedIOException("interrupted waiting for the read-ahead of " + path);
+            ie.initCause(e);
+            throw ie; // the prefetch stays pending: the stream is still consistent
+        }
+        prefetch = null;
+        if (f.failure != null) {
+            throw surface(f.failure);
+        }
+        spare = block;
+        block = f.buf;
+        blockStart = f.start;
+        blockLength = f.n;
+        prefetchesUsed++;
+        return true;
+    }
+
+    /** Rethrows a prefetch's failure as itself (same type), noting where it surfaced. */
+    private IOException surface(Throwable t) {
+        t.addSuppressed(
+                new IOException(
+                        "read-ahead of "
+                                + path
+                                + " failed on a "
+                                + ReadAheadPool.THREAD_PREFIX
+                                + " thread; surfaced at this read"));
+        if (t instanceof IOException) {
+            return (IOException) t;
+        }
+        if (t instanceof RuntimeException) {
+            throw (RuntimeException) t;
+        }
+        if (t instanceof Error) {
+            throw (Error) t;
+        }
+        return new IOException(t);
+    }
+
+    /** Discards the prefetch unless {@code p} is in the current or the prefetched block. */
+    private void discardPrefetchUnlessNear(long p) {
+        Prefetch f = prefetch;
+        if (f != null && !buffered(p) && (p < f.start || p >= f.start + f.n)) {
+            discardPrefetch();
+        }
+    }
+
+    private void discardPrefetch() {
+        Prefetch f = prefetch;
+        prefetch = null;
+        f.discarded = true;
+        if (!ReadAheadPool.EXECUTOR.remove(f) && f.finished.getCount() > 0) {
+            discarded = f; // running: its buffer is not free until it finishes
+        }
+    }
+
+    /** One background GET of {@code [start, start + n)} into {@code buf}. */
+    private final class Prefetch implements Runnable {
+        final long start;
+        final int n;
+        final byte[] buf;
+        final CountDownLatch finished = new CountDownLatch(1);
+        volatile boolean discarded;
+        /** Written before {@code finished} counts down; read after awaiting it. */
+        Throwable failure;
+
+        Prefetch(long start, int n, byte[] buf) {
+            this.start = start;
+            this.n = n;
+            this.buf = buf;
+        }
+
+        @Override
+        public void run() {
+            try {
+                if (!discarded) {
+                    directRange(start, buf, 0, n);
+                }
+            } catch (Throwable t) {
+                failure = t;
+            } finally {
+                finished.countDown();
+            }
+        }
+    }
+
+    /** The process-wide read-ahead pool (created on first use). */
+    private static final class ReadAheadPool {
+        static final String THREAD_PREFIX = "vended-storage-readahead-";
+        static final ThreadPoolExecutor EXECUTOR = create();
+
+        private static ThreadPoolExecutor create() {
+            AtomicInteger ids = new AtomicInteger();
+            ThreadPoolExecutor pool =
+                    new ThreadPoolExecutor(
+                            READ_AHEAD_THREADS,
+                            READ_AHEAD_THREADS,
+                            30,
+                            TimeUnit.SECONDS,
+                            new LinkedBlockingQueue<>(),
+                            r -> {
+                                Thread t = new Thread(r, THREAD_PREFIX + ids.incrementAndGet());
+                                t.setDaemon(true);
+                                return t;
+                            });
+            pool.allowCoreThreadTimeOut(true);
+            return pool;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+
     /** Reads exactly {@code [p, p + n)} into {@code b[off, off + n)} natively. */
     private void directRange(long p, byte[] b, int off, int n) throws IOException {
         int done = 0;
@@ -323,7 +634,7 @@ public final class SeekableObjectInputStream extends InputStream {
             int k;
             long h = store.acquireHandle();
             try {
-                nativeReads++;
+                nativeReads.incrementAndGet();
                 k = NativeBridge.readRange(h, path, p + done, ifMatch, b, off + done, n - done);
             } finally {
                 store.releaseHandle();
@@ -341,7 +652,7 @@ public final class SeekableObjectInputStream extends InputStream {
             int k;
             long h = store.acquireHandle();
             try {
-                nativeReads++;
+                nativeReads.incrementAndGet();
                 k = NativeBridge.readRangeDirect(h, path, p + done, ifMatch, b, off + done, n - done);
             } finally {
                 store.releaseHandle();

@@ -2,6 +2,7 @@ package dev.vended.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +17,8 @@ import org.junit.jupiter.api.Timeout;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.UUID;
@@ -62,8 +65,18 @@ class StreamsBadInputTest {
                     assertEquals(data[i] & 0xff, in.read(), "byte " + i);
                 }
                 assertEquals(-1, in.read());
-                // 100,000 bytes in 4 KiB blocks: 25 native reads, not 100,000.
+                // 100,000 bytes in 4 KiB blocks: 25 native reads, not 100,000. With read-ahead
+                // (default) the count is the same: blocks 0 and 1 are read on the caller's thread
+                // (the second block reached sequentially starts the read-ahead), blocks 2..24 are
+                // prefetched, and no prefetch goes past the end.
                 assertEquals((data.length + 4095) / 4096, in.nativeReads());
+                // (A prefetch still queued on a saturated pool is read on this thread instead:
+                // the same request, so the count stays exact.)
+                assertEquals(
+                        (data.length + 4095) / 4096 - 2,
+                        in.prefetchesUsed() + in.prefetchesTakenBack());
+                assertTrue(in.prefetchesUsed() > 0, "no block came from the read-ahead");
+                assertFalse(in.prefetchPending());
                 // Seeking back inside the current block costs nothing.
                 long before = in.nativeReads();
                 in.seek(data.length - 10);
@@ -239,6 +252,259 @@ class StreamsBadInputTest {
             }
             assertTrue(posts >= 1, "no multipart upload was started: " + log);
             assertEquals(1, deletes, "the multipart upload was not aborted once: " + log);
+        }
+    }
+    // ---------------------------------------------------------------------------------------
+    // Sequential read-ahead (ReadOptions.withReadAhead, default on)
+
+    private static byte[] sha256(byte[] b, int off, int len) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        md.update(b, off, len);
+        return md.digest();
+    }
+
+    @Test
+    void readAheadIsOnByDefaultAndCanBeTurnedOff() throws Exception {
+        assertTrue(ReadOptions.defaults().readAhead());
+        assertFalse(ReadOptions.defaults().withReadAhead(false).readAhead());
+        assertTrue(ReadOptions.defaults().withReadAhead(false).withBlockSize(7).withReadAhead(true)
+                .readAhead());
+        try (ObjectStore store = memory()) {
+            byte[] data = random(100_000, 11);
+            store.put("o", data);
+            try (SeekableObjectInputStream in =
+                    store.openInput(
+                            "o",
+                            ReadOptions.defaults().withBlockSize(4096).withReadAhead(false))) {
+                byte[] back = new byte[data.length];
+                for (int i = 0; i < data.length; i++) {
+                    back[i] = (byte) in.read();
+                }
+                assertArrayEquals(data, back);
+                assertEquals(25, in.nativeReads());
+                assertEquals(0, in.prefetchesUsed());
+                assertFalse(in.prefetchPending());
+            }
+        }
+    }
+
+    @Test
+    void sequentialReadAheadMatchesTheSourceSha256() throws Exception {
+        try (ObjectStore store = ObjectStore.open(server.uri("ra/"), server.rootOptions())) {
+            int blockSize = 256 << 10;
+            byte[] data = random(5 * blockSize + 12_345, 12);
+            store.put("o", data);
+            byte[] expected = sha256(data, 0, data.length);
+            int blocks = (data.length + blockSize - 1) / blockSize;
+
+            // Mixed small reads (one byte, 100 KiB, odd sizes) through the block.
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(blockSize))) {
+                byte[] back = new byte[data.length];
+                int at = 0;
+                int[] sizes = {1, 100 << 10, 7, 65_537, 1};
+                for (int i = 0; at < back.length; i++) {
+                    int want = Math.min(sizes[i % sizes.length], back.length - at);
+                    if (want == 1) {
+                        back[at++] = (byte) in.read();
+                    } else {
+                        int n = in.read(back, at, want);
+                        assertTrue(n > 0, "read returned " + n + " at " + at);
+                        at += n;
+                    }
+                }
+                assertEquals(-1, in.read());
+                assertArrayEquals(expected, sha256(back, 0, back.length));
+                assertTrue(in.nativeReads() <= blocks + 1, in.nativeReads() + " requests");
+                assertTrue(in.prefetchesUsed() >= blocks - 2, in.prefetchesUsed() + " prefetched");
+            }
+
+            // The benchmark's shape: reads of exactly one block (they bypass the block, but a
+            // sequential run of them is served by the prefetch).
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(blockSize))) {
+                byte[] back = new byte[data.length];
+                int at = 0;
+                while (at < back.length) {
+                    int n = in.read(back, at, Math.min(blockSize, back.length - at));
+                    assertTrue(n > 0);
+                    at += n;
+                }
+                assertArrayEquals(expected, sha256(back, 0, back.length));
+                assertTrue(in.nativeReads() <= blocks + 1, in.nativeReads() + " requests");
+                assertTrue(in.prefetchesUsed() >= blocks - 2, in.prefetchesUsed() + " prefetched");
+            }
+
+            // Direct ByteBuffers, 64 KiB at a time.
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(blockSize))) {
+                ByteBuffer direct = ByteBuffer.allocateDirect(data.length);
+                while (direct.hasRemaining()) {
+                    ByteBuffer slice = direct.slice();
+                    slice.limit(Math.min(64 << 10, slice.remaining()));
+                    int n = in.read(slice);
+                    assertTrue(n > 0);
+                    direct.position(direct.position() + n);
+                }
+                byte[] back = new byte[data.length];
+                direct.flip().get(back);
+                assertArrayEquals(expected, sha256(back, 0, back.length));
+                assertTrue(in.prefetchesUsed() >= blocks - 2, in.prefetchesUsed() + " prefetched");
+            }
+        }
+    }
+
+    @Test
+    void seekOutsideThePrefetchDiscardsIt() throws Exception {
+        try (ObjectStore store = memory()) {
+            byte[] data = random(100_000, 13);
+            store.put("o", data);
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(4096))) {
+                byte[] b = new byte[5000];
+                assertEquals(100, in.read(b, 0, 100)); // block 0
+                assertFalse(in.prefetchPending(), "the first read is not sequential");
+                assertEquals(4900, in.read(b, 100, 4900)); // block 1: sequential, prefetch block 2
+                assertArrayEquals(Arrays.copyOfRange(data, 0, 5000), b);
+                assertTrue(in.prefetchPending(), "a sequential read reached block 1: no prefetch");
+                assertTrue(in.awaitPrefetch(30_000));
+                long before = in.nativeReads();
+                assertEquals(3, before);
+
+                // Seeking within the current block or into the prefetched one keeps it.
+                in.seek(4200);
+                assertTrue(in.prefetchPending());
+                in.seek(9000);
+                assertTrue(in.prefetchPending());
+                assertEquals(data[9000] & 0xff, in.read());
+                assertEquals(1, in.prefetchesUsed());
+                assertTrue(in.prefetchPending(), "taking the prefetch did not start the next one");
+                assertTrue(in.awaitPrefetch(30_000));
+                assertEquals(before + 1, in.nativeReads(), "block 2 was read again");
+
+                // Seeking elsewhere discards it: the bytes there are the object's, not the
+                // prefetch's.
+                in.seek(50_001);
+                assertFalse(in.prefetchPending());
+                byte[] after = new byte[3000];
+                assertEquals(3000, in.read(after, 0, 3000));
+                assertArrayEquals(Arrays.copyOfRange(data, 50_001, 53_001), after);
+                assertEquals(1, in.prefetchesUsed());
+                assertFalse(in.prefetchPending(), "a read after a seek is not sequential");
+                assertEquals(2000, in.read(after, 0, 2000)); // sequential, past the block
+                assertArrayEquals(
+                        Arrays.copyOfRange(data, 53_001, 55_001), Arrays.copyOf(after, 2000));
+                assertTrue(in.prefetchPending());
+
+                // skip() past the prefetch discards it too; reading on is correct.
+                assertEquals(30_000, in.skip(30_000));
+                assertFalse(in.prefetchPending());
+                assertEquals(data[85_001] & 0xff, in.read());
+
+                // Backwards, then read to the end: every byte is right.
+                in.seek(10);
+                byte[] rest = in.readAllBytes();
+                assertArrayEquals(Arrays.copyOfRange(data, 10, data.length), rest);
+            }
+        }
+    }
+
+    @Test
+    void positionedReadsDoNotStartReadAhead() throws Exception {
+        try (ObjectStore store = memory()) {
+            byte[] data = random(100_000, 14);
+            store.put("o", data);
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(4096))) {
+                byte[] b = new byte[1000];
+                for (int p = 0; p + b.length <= 40_000; p += b.length) {
+                    in.readFully(p, b);
+                    assertArrayEquals(Arrays.copyOfRange(data, p, p + b.length), b);
+                    assertFalse(in.prefetchPending(), "positioned read at " + p);
+                }
+                assertEquals(0, in.prefetchesUsed());
+                assertEquals(0, in.getPos());
+                assertEquals((40_000 + 4095) / 4096, in.nativeReads());
+            }
+        }
+    }
+
+    @Test
+    void prefetchFailureSurfacesAtTheReadThatNeedsIt() throws Exception {
+        try (ObjectStore store = ObjectStore.open(server.uri("rafail/"), server.rootOptions())) {
+            int bs = 64 << 10;
+            byte[] data = random(6 * bs, 15);
+            store.put("o", data);
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(bs))) {
+                assertEquals(data[0] & 0xff, in.read()); // block 0
+                byte[] b = new byte[bs];
+                assertEquals(bs, in.readNBytes(b, 0, bs)); // block 1, sequential: prefetch 2
+                assertTrue(in.prefetchPending());
+                assertTrue(in.awaitPrefetch(30_000), "the prefetch of block 2 did not finish");
+                assertEquals(3, in.nativeReads()); // blocks 0 and 1, and the prefetch of 2
+
+                // The object is deleted and replaced: its ETag changes.
+                store.delete("o");
+                store.put("o", random(6 * bs, 16));
+
+                // Block 2 was fetched before the replacement: served, and it starts the
+                // prefetch of block 3, which fails (If-Match) on the pool thread.
+                in.seek(2L * bs);
+                byte[] block2 = new byte[bs];
+                assertEquals(bs, in.readNBytes(block2, 0, bs));
+                assertArrayEquals(Arrays.copyOfRange(data, 2 * bs, 3 * bs), block2);
+                assertTrue(in.prefetchPending());
+                assertTrue(in.awaitPrefetch(30_000));
+                assertEquals(3 * bs, in.getPos(), "the failure surfaced before its bytes");
+
+                // The read that reaches block 3 gets the same exception as a direct read.
+                PreconditionFailedException e =
+                        assertThrows(PreconditionFailedException.class, in::read);
+                assertEquals(3 * bs, in.getPos());
+                assertTrue(
+                        Arrays.stream(e.getSuppressed())
+                                .anyMatch(s -> s.getMessage().contains("read-ahead")),
+                        "no note of the read-ahead");
+                // And a direct (synchronous) read fails the same way.
+                assertThrows(PreconditionFailedException.class, in::read);
+            }
+        }
+    }
+
+    @Test
+    void closeDuringAnInFlightPrefetchReturnsPromptly() throws Exception {
+        try (ObjectStore store = ObjectStore.open(server.uri("raclose/"), server.rootOptions())) {
+            int bs = 8 << 20;
+            byte[] data = random(3 * bs, 17);
+            store.put("o", data);
+            for (int round = 0; round < 3; round++) {
+                SeekableObjectInputStream in =
+                        store.openInput("o", ReadOptions.defaults().withBlockSize(bs));
+                assertEquals(data[0] & 0xff, in.read()); // block 0
+                byte[] b = new byte[bs];
+                assertEquals(bs, in.readNBytes(b, 0, bs)); // block 1, sequential: prefetch 2
+                assertTrue(in.prefetchPending());
+                boolean named =
+                        Thread.getAllStackTraces().keySet().stream()
+                                .anyMatch(
+                                        t ->
+                                                t.getName().startsWith("vended-storage-readahead-")
+                                                        && t.isDaemon());
+                assertTrue(named, "no daemon vended-storage-readahead-N thread");
+                long t0 = System.nanoTime();
+                in.close();
+                long closeMillis = (System.nanoTime() - t0) / 1_000_000;
+                assertTrue(closeMillis < 1000, "close took " + closeMillis + " ms");
+                assertFalse(in.prefetchPending());
+                IOException closed = assertThrows(IOException.class, in::read);
+                assertTrue(closed.getMessage().contains("is closed"), closed.getMessage());
+                in.close(); // idempotent
+            }
+            // The store is still usable, and closes with the discarded GETs done or running.
+            assertArrayEquals(
+                    Arrays.copyOfRange(data, bs, bs + 10),
+                    store.getRanges("o", List.of(new ByteRange(bs, bs + 10))).get(0));
         }
     }
 }

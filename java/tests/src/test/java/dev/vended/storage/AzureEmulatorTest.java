@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.vended.storage.testkit.AzuriteServer;
+import dev.vended.storage.testkit.AzuriteServer.SasProvider;
+import dev.vended.storage.testkit.EmulatorProxy;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,11 +18,8 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The same {@link ObjectStore} API on {@code az://} against Azurite, which enforces SAS
@@ -30,42 +31,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 class AzureEmulatorTest {
 
     private static final String CONTAINER = "vended";
-    private static Emulators.Process azurite;
+    private static AzuriteServer azurite;
     private static EmulatorProxy proxy;
-
-    /** Vends account SAS tokens living {@code ttl}; the first {@code bad} ones are badly signed. */
-    static final class SasProvider implements StorageOptionsProvider {
-        final Duration ttl;
-        final AtomicInteger calls = new AtomicInteger();
-        final List<String> vended = new CopyOnWriteArrayList<>();
-
-        SasProvider(Duration ttl) {
-            this.ttl = ttl;
-        }
-
-        Map<String, String> vend(boolean badSignature) throws Exception {
-            long expires = Emulators.sasExpiry(ttl);
-            String sas = Emulators.accountSas(expires, badSignature);
-            vended.add(sas.substring(sas.indexOf("sig=") + 4));
-            Map<String, String> o = new HashMap<>();
-            o.put("azure_storage_sas_token", sas);
-            o.put("expires_at_millis", Long.toString(expires));
-            return o;
-        }
-
-        @Override
-        public Map<String, String> fetchStorageOptions() throws Exception {
-            calls.incrementAndGet();
-            return vend(false);
-        }
-    }
 
     @BeforeAll
     static void start() throws Exception {
         azurite = Emulators.startAzurite();
-        System.out.println("azurite started in " + azurite.startedIn);
-        Emulators.createContainer(azurite, CONTAINER);
-        proxy = new EmulatorProxy(azurite.url, null);
+        System.out.println("azurite started in " + azurite.startedIn());
+        azurite.createContainer(CONTAINER);
+        proxy = new EmulatorProxy(azurite.url(), null);
     }
 
     @AfterAll
@@ -80,12 +54,7 @@ class AzureEmulatorTest {
 
     /** Where the store is (kept across refreshes: the provider vends credentials only). */
     private static Map<String, String> initial(Map<String, String> credentials) {
-        Map<String, String> o = new HashMap<>();
-        o.put("azure_storage_use_emulator", "true");
-        o.put("azure_storage_endpoint", proxy.url);
-        o.put("azure_storage_account_name", Emulators.AZURITE_ACCOUNT);
-        o.putAll(credentials);
-        return o;
+        return AzuriteServer.storeOptions(proxy.url, credentials);
     }
 
     @Test
@@ -97,7 +66,7 @@ class AzureEmulatorTest {
         int rounds = 0;
         try (ObjectStore store =
                 ObjectStore.open("az://" + CONTAINER + "/java", initial(provider.vend(false)), provider)) {
-            assertEquals(0, provider.calls.get(), "the initial options seed the cache");
+            assertEquals(0, provider.calls(), "the initial options seed the cache");
             Instant deadline = started.plusSeconds(9); // three 3 s SAS lifetimes
             while (Instant.now().isBefore(deadline) && rounds < 10_000) {
                 String path = "round-" + rounds + "/obj";
@@ -114,16 +83,16 @@ class AzureEmulatorTest {
             RefreshStats stats = store.refreshStats();
             System.out.printf(
                     "azure: %d rounds of put/get/list/delete in %s, %d provider calls, %d requests%n",
-                    rounds, Duration.between(started, Instant.now()), provider.calls.get(),
+                    rounds, Duration.between(started, Instant.now()), provider.calls(),
                     proxy.requests.get());
             assertTrue(rounds > 10, "only " + rounds + " rounds");
             assertTrue(
-                    provider.calls.get() >= 3 && provider.calls.get() <= 30,
-                    "provider called " + provider.calls.get() + " times in 9 s of 3 s SAS tokens");
+                    provider.calls() >= 3 && provider.calls() <= 30,
+                    "provider called " + provider.calls() + " times in 9 s of 3 s SAS tokens");
             assertEquals(0, stats.failures(), stats.toString());
-            assertEquals(provider.calls.get() + 1, stats.generation(), stats.toString());
+            assertEquals(provider.calls() + 1, stats.generation(), stats.toString());
             assertEquals(0, stats.endpointRejections(), stats.toString());
-            for (String sig : provider.vended) {
+            for (String sig : provider.signatures()) {
                 assertFalse(store.toString().contains(sig), "SAS signature in toString");
             }
         }
@@ -155,7 +124,7 @@ class AzureEmulatorTest {
                     case "list" -> assertEquals(1, store.list("list").size());
                     default -> store.delete("delete");
                 }
-                assertEquals(1, provider.calls.get(), op + ": exactly one refetch");
+                assertEquals(1, provider.calls(), op + ": exactly one refetch");
                 assertEquals(1, proxy.rejections() - before, op + ": one rejected request, then the retry");
                 assertEquals(1, store.refreshStats().endpointRejections(), op);
             }

@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.vended.storage.testkit.EmulatorProxy;
+import dev.vended.storage.testkit.FakeGcsServer;
+import dev.vended.storage.testkit.FakeGcsServer.TokenProvider;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,81 +18,44 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The same {@link ObjectStore} API on {@code gs://} against fake-gcs-server, behind {@link
- * EmulatorProxy} in GCS mode: it accepts only bearer tokens it issued and answers 401 for
- * expired or revoked ones (fake-gcs-server checks no token at all). Stock fake-gcs-server serves
- * no XML-API list, so the rounds are put/get/head/delete.
+ * FakeGcsServer}'s {@link EmulatorProxy} in GCS mode: it accepts only bearer tokens it issued
+ * and answers 401 for expired or revoked ones (fake-gcs-server checks no token at all). Stock
+ * fake-gcs-server serves no XML-API list, so the rounds are put/get/head/delete.
  */
 class GcsEmulatorTest {
 
     private static final String BUCKET = "vended";
-    private static Emulators.Process gcs;
+    private static FakeGcsServer gcs;
     private static EmulatorProxy proxy;
-    private static final EmulatorProxy.Tokens TOKENS = new EmulatorProxy.Tokens();
-
-    /** Vends tokens of the proxy living {@code ttl} under Lance's {@code google_storage_token}. */
-    static final class TokenProvider implements StorageOptionsProvider {
-        final Duration ttl;
-        final AtomicInteger calls = new AtomicInteger();
-        final List<String> vended = new CopyOnWriteArrayList<>();
-
-        TokenProvider(Duration ttl) {
-            this.ttl = ttl;
-        }
-
-        Map<String, String> vend() {
-            long expires = System.currentTimeMillis() + ttl.toMillis();
-            String token = TOKENS.issue(expires);
-            vended.add(token);
-            Map<String, String> o = new HashMap<>();
-            o.put("google_storage_token", token);
-            o.put("expires_at_millis", Long.toString(expires));
-            return o;
-        }
-
-        @Override
-        public Map<String, String> fetchStorageOptions() {
-            calls.incrementAndGet();
-            return vend();
-        }
-    }
 
     @BeforeAll
     static void start() throws Exception {
         gcs = Emulators.startFakeGcs();
-        System.out.println("fake-gcs-server started in " + gcs.startedIn);
-        Emulators.createBucket(gcs, BUCKET);
-        proxy = new EmulatorProxy(gcs.url, TOKENS);
+        System.out.println("fake-gcs-server started in " + gcs.startedIn());
+        gcs.createBucket(BUCKET);
+        proxy = gcs.proxy();
     }
 
     @AfterAll
     static void stop() {
-        if (proxy != null) {
-            proxy.close();
-        }
         if (gcs != null) {
             gcs.close();
         }
     }
 
     private static Map<String, String> initial(Map<String, String> credentials) {
-        Map<String, String> o = new HashMap<>();
-        o.put("google_base_url", proxy.url);
-        o.putAll(credentials);
-        return o;
+        return gcs.storeOptions(credentials);
     }
 
     @Test
     @Timeout(90)
     void gcsTokensRefreshAcrossSeveralWindowsOfPutGetHeadDelete() throws Exception {
-        TokenProvider provider = new TokenProvider(Duration.ofSeconds(2));
+        TokenProvider provider = gcs.tokenProvider(Duration.ofSeconds(2));
         int rejectedBefore = proxy.rejections();
         Instant started = Instant.now();
         int rounds = 0;
@@ -108,12 +75,12 @@ class GcsEmulatorTest {
             RefreshStats stats = store.refreshStats();
             System.out.printf(
                     "gcs: %d rounds of put/get/head/delete in %s, %d provider calls, %d requests%n",
-                    rounds, Duration.between(started, Instant.now()), provider.calls.get(),
+                    rounds, Duration.between(started, Instant.now()), provider.calls(),
                     proxy.requests.get());
             assertTrue(rounds > 10, "only " + rounds + " rounds");
             assertTrue(
-                    provider.calls.get() >= 4 && provider.calls.get() <= 40,
-                    "provider called " + provider.calls.get() + " times in 8 s of 2 s tokens");
+                    provider.calls() >= 4 && provider.calls() <= 40,
+                    "provider called " + provider.calls() + " times in 8 s of 2 s tokens");
             assertEquals(0, stats.failures(), stats.toString());
             assertEquals(0, stats.endpointRejections(), stats.toString());
         }
@@ -124,7 +91,7 @@ class GcsEmulatorTest {
         try (ObjectStore control = ObjectStore.open("gs://" + BUCKET + "/control", first, null)) {
             CredentialsException e =
                     assertThrows(CredentialsException.class, () -> control.put("x", new byte[] {1}));
-            for (String token : provider.vended) {
+            for (String token : provider.vended()) {
                 assertFalse(e.toString().contains(token), "token in the error");
                 assertFalse(control.toString().contains(token), "token in toString");
             }
@@ -138,16 +105,16 @@ class GcsEmulatorTest {
         try (ObjectStore writer =
                 ObjectStore.open(
                         "gs://" + BUCKET + "/c18",
-                        initial(new TokenProvider(Duration.ofSeconds(60)).vend()),
+                        initial(gcs.tokenProvider(Duration.ofSeconds(60)).vend()),
                         null)) {
             for (String name : List.of("get", "head", "delete")) {
                 writer.put(name, "0123456789".getBytes(StandardCharsets.UTF_8));
             }
         }
         for (String op : List.of("put", "get", "head", "delete")) {
-            TokenProvider provider = new TokenProvider(Duration.ofSeconds(60));
+            TokenProvider provider = gcs.tokenProvider(Duration.ofSeconds(60));
             Map<String, String> first = provider.vend();
-            TOKENS.revoke(first.get("google_storage_token"));
+            gcs.tokens().revoke(first.get("google_storage_token"));
             try (ObjectStore store =
                     ObjectStore.open("gs://" + BUCKET + "/c18", initial(first), provider)) {
                 int before = proxy.rejections();
@@ -157,7 +124,7 @@ class GcsEmulatorTest {
                     case "head" -> assertEquals(10, store.head("head").size());
                     default -> store.delete("delete");
                 }
-                assertEquals(1, provider.calls.get(), op + ": exactly one refetch");
+                assertEquals(1, provider.calls(), op + ": exactly one refetch");
                 assertEquals(1, proxy.rejections() - before, op + ": one rejected request, then the retry");
             }
         }

@@ -1,10 +1,13 @@
 package dev.vended.storage.examples;
 
+import dev.vended.storage.testkit.AzuriteServer;
+import dev.vended.storage.testkit.FakeGcsServer;
 import dev.vended.storage.testkit.LocalS3Server;
 import dev.vended.storage.testkit.VendedCredentials;
 
 import dev.vended.storage.CredentialsException;
 import dev.vended.storage.ObjectMeta;
+import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.RefreshStats;
 import dev.vended.storage.StorageException;
@@ -26,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -38,7 +42,17 @@ import java.util.concurrent.atomic.AtomicLong;
  *     [--threads 4] [--ttl-seconds 3] [--prefix P] [--keep]
  * java -jar vended-storage-examples-0.1.0.jar --endpoint URL --bucket B --access-key-id K
  *     --secret-access-key S [--session-token T] [--region R] [--prefix P] [--keep] ...
+ * java -jar vended-storage-examples-0.1.0.jar --cloud azure|gcs [--seconds 20] [--threads 4] ...
  * </pre>
+ *
+ * <p>With {@code --cloud azure} the same workload runs on {@code az://B/...} against Azurite
+ * ({@link AzuriteServer}: SAS signatures and expiry enforced, 403 once expired), the demo's
+ * provider minting account SAS tokens living {@code --ttl-seconds}; with {@code --cloud gcs} on
+ * {@code gs://B/...} against fake-gcs-server behind the testkit's token-checking proxy ({@link
+ * FakeGcsServer}: 401 for expired bearer tokens), the provider vending tokens living {@code
+ * --ttl-seconds}. Both are started from the repository's {@code .tools/} ({@code
+ * bin/install-emulators.sh}). fake-gcs-server serves no XML-API list, so on GCS the demo counts
+ * and deletes the objects it wrote, and checks each is gone with a {@code HEAD}.
  *
  * <p>With a local endpoint (the {@code local-s3} binary from {@code --local-s3}, the system
  * property {@value LocalS3Server#BINARY_PROPERTY} or the testkit jar), every rotation is a real STS
@@ -63,6 +77,13 @@ public final class Demo {
                     "Writes and verifies objects from several threads through one ObjectStore whose",
                     "credentials expire every few seconds, deletes them, and prints a summary line.",
                     "",
+                    "Cloud:",
+                    "  --cloud s3|azure|gcs     s3: the local enforcing endpoint or --endpoint; azure:",
+                    "                           Azurite with account SAS tokens minted by the demo's",
+                    "                           provider; gcs: fake-gcs-server behind a proxy that",
+                    "                           checks the bearer tokens the provider vends; azure and",
+                    "                           gcs start the emulators from .tools/",
+                    "                           (bin/install-emulators.sh) (default: s3)",
                     "Endpoint (default: start the local enforcing endpoint, local-s3):",
                     "  --local-s3 PATH          local-s3 binary to start (default: system property",
                     "                           " + LocalS3Server.BINARY_PROPERTY
@@ -70,14 +91,16 @@ public final class Demo {
                     "                           the testkit jar); not used with --endpoint",
                     "  --endpoint URL           use this S3 endpoint instead (default: none)",
                     "  --bucket B               bucket (default: demo-bucket, created on the local",
-                    "                           endpoint; required with --endpoint, must exist)",
+                    "                           endpoint; required with --endpoint, must exist);",
+                    "                           container or bucket with --cloud azure|gcs",
                     "  --access-key-id K        required with --endpoint",
                     "  --secret-access-key S    required with --endpoint",
                     "  --session-token T        with --endpoint (default: none)",
                     "  --region R               with --endpoint (default: us-east-1)",
                     "Workload:",
                     "  --prefix P               objects under s3://B/P/run-<epoch ms>/ (default: none,",
-                    "                           s3://B/run-<epoch ms>/); works with keys scoped to",
+                    "                           s3://B/run-<epoch ms>/; az:// or gs:// with --cloud);",
+                    "                           works with keys scoped to",
                     "                           B/P/; on the local endpoint the vended keys are so",
                     "                           scoped",
                     "  --seconds N              how long to write and verify (default: 20)",
@@ -154,13 +177,72 @@ public final class Demo {
         boolean external = a.containsKey("endpoint");
         boolean keep = a.containsKey("keep");
         String prefix = normalizePrefix(a.get("prefix"));
+        String cloud = a.getOrDefault("cloud", "s3");
+        if (!List.of("s3", "azure", "gcs").contains(cloud)) {
+            throw new UsageException("--cloud must be s3, azure or gcs");
+        }
+        if (!cloud.equals("s3")) {
+            for (String k :
+                    List.of(
+                            "endpoint", "local-s3", "access-key-id", "secret-access-key",
+                            "session-token", "region")) {
+                if (a.containsKey(k)) {
+                    throw new UsageException("--" + k + " is for --cloud s3 only");
+                }
+            }
+        }
 
         LocalS3Server local = null;
+        AzuriteServer azurite = null;
+        FakeGcsServer gcs = null;
         try {
             Map<String, String> baseOptions;
             String bucket;
+            String scheme = "s3";
+            boolean canList = true;
             CredentialSource source;
-            if (external) {
+            if (cloud.equals("azure")) {
+                scheme = "az";
+                bucket = a.getOrDefault("bucket", "demo-bucket");
+                azurite = AzuriteServer.start();
+                azurite.createContainer(bucket);
+                baseOptions = AzuriteServer.storeOptions(azurite.url(), Map.of());
+                AzuriteServer.SasProvider sas =
+                        new AzuriteServer.SasProvider(Duration.ofSeconds(ttlSeconds));
+                source = () -> sas.vend(false);
+                out.println(
+                        "azurite "
+                                + azurite.url()
+                                + " (started in "
+                                + azurite.startedIn().toMillis()
+                                + " ms) container "
+                                + bucket
+                                + "; account SAS tokens minted by the demo's provider, ttl "
+                                + ttlSeconds
+                                + " s");
+            } else if (cloud.equals("gcs")) {
+                scheme = "gs";
+                canList = false;
+                bucket = a.getOrDefault("bucket", "demo-bucket");
+                gcs = FakeGcsServer.start();
+                gcs.createBucket(bucket);
+                baseOptions = gcs.storeOptions(Map.of());
+                FakeGcsServer.TokenProvider tokens =
+                        gcs.tokenProvider(Duration.ofSeconds(ttlSeconds));
+                source = tokens::vend;
+                out.println(
+                        "fake-gcs-server "
+                                + gcs.emulatorUrl()
+                                + " (started in "
+                                + gcs.startedIn().toMillis()
+                                + " ms) behind token-checking proxy "
+                                + gcs.url()
+                                + " bucket "
+                                + bucket
+                                + "; bearer tokens vended by the demo's provider, ttl "
+                                + ttlSeconds
+                                + " s");
+            } else if (external) {
                 List<String> missing = new ArrayList<>();
                 for (String k : List.of("bucket", "access-key-id", "secret-access-key")) {
                     if (!a.containsKey(k)) {
@@ -185,10 +267,11 @@ public final class Demo {
                 source =
                         () ->
                                 new VendedCredentials(
-                                        akid,
-                                        secret,
-                                        token,
-                                        System.currentTimeMillis() + ttlMillis);
+                                                akid,
+                                                secret,
+                                                token,
+                                                System.currentTimeMillis() + ttlMillis)
+                                        .toOptions();
                 out.println(
                         "endpoint "
                                 + endpoint
@@ -210,7 +293,7 @@ public final class Demo {
                 LocalS3Server endpoint = local;
                 baseOptions = local.endpointOptions();
                 String scope = prefix.isEmpty() ? null : bucket + "/" + prefix;
-                source = () -> endpoint.assumeRole(ttlSeconds, scope);
+                source = () -> endpoint.assumeRole(ttlSeconds, scope).toOptions();
                 out.println(
                         "local endpoint "
                                 + local.endpoint()
@@ -226,7 +309,7 @@ public final class Demo {
 
             RotatingProvider provider = new RotatingProvider(baseOptions, source, out);
             Map<String, String> initial = provider.fetchStorageOptions();
-            String uri = "s3://" + bucket + "/" + prefix + "run-" + System.currentTimeMillis() + "/";
+            String uri = scheme + "://" + bucket + "/" + prefix + "run-" + System.currentTimeMillis() + "/";
             out.println(
                     "store "
                             + uri
@@ -237,11 +320,17 @@ public final class Demo {
                             + " s, native library "
                             + ObjectStore.nativeVersion());
             try (ObjectStore store = ObjectStore.open(uri, initial, provider)) {
-                return workload(store, provider, seconds, threads, keep, out, err);
+                return workload(store, provider, seconds, threads, keep, canList, out, err);
             }
         } finally {
             if (local != null) {
                 local.close();
+            }
+            if (azurite != null) {
+                azurite.close();
+            }
+            if (gcs != null) {
+                gcs.close();
             }
         }
     }
@@ -252,9 +341,11 @@ public final class Demo {
             int seconds,
             int threads,
             boolean keep,
+            boolean canList,
             PrintStream out,
             PrintStream err)
             throws Exception {
+        ConcurrentLinkedQueue<String> paths = new ConcurrentLinkedQueue<>();
         AtomicLong written = new AtomicLong();
         AtomicLong verified = new AtomicLong();
         AtomicLong authFailures = new AtomicLong();
@@ -275,6 +366,7 @@ public final class Demo {
                                     try {
                                         store.put(path, data);
                                         written.incrementAndGet();
+                                        paths.add(path);
                                         byte[] back = store.get(path);
                                         if (Arrays.equals(data, back)) {
                                             verified.incrementAndGet();
@@ -301,12 +393,14 @@ public final class Demo {
         double elapsed = (System.nanoTime() - start) / 1e9;
 
         long listed = -1;
-        try {
-            List<ObjectMeta> objects = store.list(null);
-            listed = objects.size();
-        } catch (StorageException e) {
-            otherFailures.incrementAndGet();
-            err.println("FAILURE list: " + e);
+        if (canList) {
+            try {
+                List<ObjectMeta> objects = store.list(null);
+                listed = objects.size();
+            } catch (StorageException e) {
+                otherFailures.incrementAndGet();
+                err.println("FAILURE list: " + e);
+            }
         }
         if (listed >= 0 && listed != written.get()) {
             otherFailures.incrementAndGet();
@@ -329,7 +423,8 @@ public final class Demo {
         if (keep) {
             out.println("cleanup: skipped (--keep), " + written.get() + " objects kept");
         } else {
-            otherFailures.addAndGet(cleanup(store, threads, out, err));
+            otherFailures.addAndGet(
+                    cleanup(store, threads, canList ? null : List.copyOf(paths), out, err));
         }
         if (otherFailures.get() > 0) {
             out.println("other failures: " + otherFailures.get());
@@ -358,20 +453,27 @@ public final class Demo {
     /**
      * Deletes every object under the store's prefix, one {@code DELETE} each (so that keys scoped
      * to the prefix suffice, also where bulk deletes are authorized at bucket level), then checks
-     * that none is left.
+     * that none is left. With {@code written} given (a store that cannot list), deletes those
+     * paths and checks each is gone with a {@code HEAD}.
      *
      * @return the number of failures (0 when the prefix is empty afterwards)
      */
-    private static long cleanup(ObjectStore store, int threads, PrintStream out, PrintStream err)
+    private static long cleanup(
+            ObjectStore store, int threads, List<String> written, PrintStream out, PrintStream err)
             throws InterruptedException {
         AtomicLong failures = new AtomicLong();
         AtomicLong deleted = new AtomicLong();
-        List<ObjectMeta> objects;
-        try {
-            objects = store.list(null);
-        } catch (StorageException | RuntimeException e) {
-            err.println("FAILURE cleanup list: " + e);
-            return 1;
+        AtomicLong stillThere = new AtomicLong();
+        List<String> objects;
+        if (written != null) {
+            objects = written;
+        } else {
+            try {
+                objects = store.list(null).stream().map(ObjectMeta::path).toList();
+            } catch (StorageException | RuntimeException e) {
+                err.println("FAILURE cleanup list: " + e);
+                return 1;
+            }
         }
         List<Thread> deleters = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -380,13 +482,25 @@ public final class Demo {
                     new Thread(
                             () -> {
                                 for (int i = first; i < objects.size(); i += threads) {
-                                    String path = objects.get(i).path();
+                                    String path = objects.get(i);
                                     try {
                                         store.delete(path);
                                         deleted.incrementAndGet();
                                     } catch (StorageException | RuntimeException e) {
                                         failures.incrementAndGet();
                                         err.println("FAILURE delete " + path + ": " + e);
+                                        continue;
+                                    }
+                                    if (written != null) {
+                                        try {
+                                            store.head(path);
+                                            stillThere.incrementAndGet();
+                                        } catch (ObjectNotFoundException gone) {
+                                            // deleted, as expected
+                                        } catch (StorageException | RuntimeException e) {
+                                            failures.incrementAndGet();
+                                            err.println("FAILURE head " + path + ": " + e);
+                                        }
                                     }
                                 }
                             },
@@ -398,7 +512,7 @@ public final class Demo {
             d.join();
         }
         try {
-            long left = store.list(null).size();
+            long left = written != null ? stillThere.get() : store.list(null).size();
             if (left != 0) {
                 failures.incrementAndGet();
                 err.println("FAILURE cleanup left " + left + " objects");
@@ -439,10 +553,10 @@ public final class Demo {
         return b.array();
     }
 
-    /** Produces one credential set. */
+    /** Produces one credential set as store options. */
     @FunctionalInterface
     interface CredentialSource {
-        VendedCredentials next() throws IOException;
+        Map<String, String> next() throws IOException;
     }
 
     /** Vends credentials from a {@link CredentialSource}, logging each rotation. */
@@ -462,7 +576,7 @@ public final class Demo {
         @Override
         public Map<String, String> fetchStorageOptions() throws IOException {
             long t0 = System.nanoTime();
-            VendedCredentials creds = source.next();
+            Map<String, String> creds = source.next();
             long fetchMs = (System.nanoTime() - t0) / 1_000_000;
             long gen = generation.incrementAndGet();
             out.println(
@@ -473,7 +587,7 @@ public final class Demo {
                             + " fetch_ms="
                             + fetchMs);
             Map<String, String> options = new HashMap<>(baseOptions);
-            options.putAll(creds.toOptions());
+            options.putAll(creds);
             return options;
         }
 
@@ -491,6 +605,7 @@ public final class Demo {
         List<String> known =
                 List.of(
                         "local-s3",
+                        "cloud",
                         "seconds",
                         "threads",
                         "ttl-seconds",

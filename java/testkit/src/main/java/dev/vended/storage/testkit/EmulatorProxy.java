@@ -1,4 +1,4 @@
-package dev.vended.storage;
+package dev.vended.storage.testkit;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -33,15 +33,15 @@ import java.util.regex.Pattern;
  * /bucket/object} becomes its signed-URL upload ({@code ?X-Goog-Algorithm=none}, with the
  * object's JSON etag put back as the ETag header) and an XML {@code DELETE} the JSON API delete.
  */
-final class EmulatorProxy implements AutoCloseable {
+public final class EmulatorProxy implements AutoCloseable {
 
     /** Bearer tokens the proxy accepts: issued here, each with an expiry; revocable. */
-    static final class Tokens {
+    public static final class Tokens {
         private final Map<String, long[]> tokens = new ConcurrentHashMap<>();
         private final AtomicInteger next = new AtomicInteger();
 
         /** A token valid until {@code expiresAtMillis} (epoch ms). */
-        String issue(long expiresAtMillis) {
+        public String issue(long expiresAtMillis) {
             String token =
                     "ya29.java-" + next.getAndIncrement() + "-"
                             + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong());
@@ -49,14 +49,16 @@ final class EmulatorProxy implements AutoCloseable {
             return token;
         }
 
-        void revoke(String token) {
+        /** Makes {@code token} rejected from now on (as a revoked GCS token is). */
+        public void revoke(String token) {
             long[] t = tokens.get(token);
             if (t != null) {
                 t[1] = 1;
             }
         }
 
-        boolean accepts(String token) {
+        /** Whether {@code token} was issued here, is not revoked and has not expired. */
+        public boolean accepts(String token) {
             long[] t = token == null ? null : tokens.get(token);
             return t != null && t[1] == 0 && System.currentTimeMillis() < t[0];
         }
@@ -67,12 +69,16 @@ final class EmulatorProxy implements AutoCloseable {
                     "transfer-encoding");
     private static final Pattern ETAG = Pattern.compile("\"etag\"\\s*:\\s*\"([^\"]*)\"");
 
-    final String url;
-    final AtomicInteger requests = new AtomicInteger();
-    final AtomicInteger rejectedByProxy = new AtomicInteger();
-    final AtomicInteger rejectedByUpstream = new AtomicInteger();
+    /** The proxy's base URL, {@code http://127.0.0.1:PORT}. */
+    public final String url;
+    /** Requests received. */
+    public final AtomicInteger requests = new AtomicInteger();
+    /** Requests the proxy answered 401 (GCS mode). */
+    public final AtomicInteger rejectedByProxy = new AtomicInteger();
+    /** Emulator answers 401 or 403. */
+    public final AtomicInteger rejectedByUpstream = new AtomicInteger();
     /** Method and path (never the query: it may carry a SAS) of every request, in order. */
-    final List<String> log = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    public final List<String> log = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
     private final String upstream;
     private final Tokens tokens;
@@ -84,7 +90,13 @@ final class EmulatorProxy implements AutoCloseable {
                     .followRedirects(HttpClient.Redirect.NEVER)
                     .build();
 
-    EmulatorProxy(String upstream, Tokens tokens) throws IOException {
+    /**
+     * Starts the proxy on 127.0.0.1 (a free port) in front of {@code upstream}; GCS mode when
+     * {@code tokens} is not null, plain counting proxy otherwise.
+     *
+     * @throws IOException if it cannot bind
+     */
+    public EmulatorProxy(String upstream, Tokens tokens) throws IOException {
         this.upstream = upstream.replaceAll("/+$", "");
         this.tokens = tokens;
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
@@ -103,7 +115,7 @@ final class EmulatorProxy implements AutoCloseable {
     }
 
     /** Every rejection, by the proxy or the emulator. */
-    int rejections() {
+    public int rejections() {
         return rejectedByProxy.get() + rejectedByUpstream.get();
     }
 
@@ -217,6 +229,7 @@ final class EmulatorProxy implements AutoCloseable {
         }
     }
 
+    /** Stops the proxy. */
     @Override
     public void close() {
         server.stop(0);

@@ -3,8 +3,8 @@
 #   - PyPI `moto[server]` (moto's S3/IAM/STS server; SigV4 checked after `POST /moto-api/reset-auth`)
 #     into .tools/moto-venv, under the default python3
 #   - PyPI `localstack-core` (LocalStack without Docker) into .tools/localstack-venv, under the
-#     pyenv Python 3.13 (LocalStack needs >= 3.13 here), with the pins checked on this machine kind (cbor2<6, pyopenssl 24.3.0, service-identity 24.2.0, cryptography 44.0.3)
-#     ("Third-party S3 servers") so that it starts.
+#     pyenv Python 3.13 (LocalStack needs >= 3.13 here), with the pins that make it start
+#     (cbor2<6, pyopenssl 24.3.0, service-identity 24.2.0, cryptography 44.0.3).
 # Idempotent: a stamp file per tool and version skips work already done. Project-local only:
 # nothing is installed globally. The tests find the interpreters under .tools/ (or through
 # VENDED_STORAGE_MOTO_PYTHON / VENDED_STORAGE_LOCALSTACK_PYTHON).

@@ -230,6 +230,12 @@ fn object_store_kind(e: &object_store::Error) -> ErrorKind {
             if let Some(f) = failure {
                 return match (f.status, f.transport) {
                     (Some(s), _) if s >= 500 || s == 429 || s == 408 => ErrorKind::Transient,
+                    // A refusal that object_store reports as Generic (listings, bulk calls):
+                    // the same kind as a PermissionDenied or Unauthenticated on other calls.
+                    (Some(401 | 403), _) => ErrorKind::Credentials,
+                    (Some(404), _) => ErrorKind::NotFound,
+                    (Some(409), _) => ErrorKind::AlreadyExists,
+                    (Some(412 | 304), _) => ErrorKind::Precondition,
                     (Some(_), _) => ErrorKind::Io,
                     (None, Some(HttpErrorKind::Timeout)) => ErrorKind::Timeout,
                     (
@@ -282,5 +288,40 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "non-string panic payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Answer(&'static str);
+    impl std::fmt::Display for Answer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl std::error::Error for Answer {}
+
+    fn generic(text: &'static str) -> Error {
+        Error::from(object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(Answer(text)),
+        })
+    }
+
+    #[test]
+    fn a_generic_refusal_has_the_kind_of_its_status() {
+        let denied = generic(
+            "Error performing GET http://127.0.0.1/b?list-type=2 in 1ms - Server returned non-2xx status code: 403 Forbidden: <Error><Code>AccessDenied</Code><Message>no</Message></Error>",
+        );
+        assert_eq!(denied.kind(), ErrorKind::Credentials);
+        assert!(!denied.is_retryable());
+        let busy = generic(
+            "Error performing GET http://127.0.0.1/b in 1ms, after 2 retries, max_retries: 2, retry_timeout: 3s  - Server returned non-2xx status code: 503 Service Unavailable: ",
+        );
+        assert_eq!(busy.kind(), ErrorKind::Transient);
+        assert!(busy.is_retryable());
     }
 }

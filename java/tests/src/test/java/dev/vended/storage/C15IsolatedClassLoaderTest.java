@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.vended.storage.testing.C15IsolatedMain;
 import dev.vended.storage.testing.C15Scenario;
 import dev.vended.storage.testkit.ChildJvm;
-import dev.vended.storage.testkit.EndpointProvider;
 import dev.vended.storage.testkit.LocalS3Server;
 
 import org.junit.jupiter.api.AfterAll;
@@ -65,23 +64,26 @@ class C15IsolatedClassLoaderTest {
         return ChildJvm.codeSource(C15Scenario.class);
     }
 
-    /** The testkit (EndpointProvider, RootProvider), which the isolated loader must load too. */
-    private static Path testkitClasses() {
-        return ChildJvm.codeSource(EndpointProvider.class);
+    /**
+     * The testkit (EndpointProvider, RootProvider) and its dependencies, which the isolated loader
+     * must load too.
+     */
+    private static List<Path> testkitClasses() {
+        return ChildJvm.testkitClassPath();
     }
 
     private static ChildJvm.Result runChild(String scenario) throws Exception {
-        List<String> args =
-                List.of(
-                        scenario,
-                        server.endpoint(),
-                        server.bucket(),
-                        mainClasses().toString(),
-                        testClasses().toString(),
-                        testkitClasses().toString());
+        List<String> args = new ArrayList<>();
+        args.addAll(List.of(scenario, server.endpoint(), server.bucket()));
+        args.add(mainClasses().toString());
+        args.add(testClasses().toString());
+        testkitClasses().forEach(p -> args.add(p.toString()));
         // The application class path: the test classes and the testkit, not the library.
+        List<Path> appPath = new ArrayList<>();
+        appPath.add(testClasses());
+        appPath.addAll(testkitClasses());
         return ChildJvm.run(
-                List.of(testClasses(), testkitClasses()),
+                appPath,
                 List.of(),
                 C15IsolatedMain.class.getName(),
                 args,
@@ -114,8 +116,7 @@ class C15IsolatedClassLoaderTest {
     private static URLClassLoader inProcessLoader() throws Exception {
         ObjectStore.nativeVersion(); // the application loader has loaded the library
         URLClassLoader loader =
-                C15Scenario.isolatedLoader(
-                        List.of(mainClasses(), testClasses(), testkitClasses()));
+                C15Scenario.isolatedLoader(isolatedEntries());
         // The surefire JVM loads the test-hooks library named by -Dvended.storage.native.library;
         // a JVM loads one library file into one class loader only, so the isolated loader must
         // extract its own copy of the bundled library, as in production: load it with the
@@ -150,5 +151,13 @@ class C15IsolatedClassLoaderTest {
         List<String> report =
                 C15Scenario.run(inProcessLoader(), server.endpoint(), server.bucket(), "throw");
         assertFalse(report.isEmpty());
+    }
+
+    private static List<Path> isolatedEntries() {
+        List<Path> entries = new ArrayList<>();
+        entries.add(mainClasses());
+        entries.add(testClasses());
+        entries.addAll(testkitClasses());
+        return entries;
     }
 }

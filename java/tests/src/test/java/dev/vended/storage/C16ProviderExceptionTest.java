@@ -41,6 +41,10 @@ import java.util.concurrent.TimeoutException;
 @Timeout(60)
 class C16ProviderExceptionTest {
 
+    /** The first retry delay after a failed refresh, short to keep the tests quick. */
+    private static final Duration BACKOFF = Duration.ofMillis(100);
+
+
     private static final byte[] SEED = "seed".getBytes(StandardCharsets.UTF_8);
 
     private static LocalS3Server server;
@@ -137,7 +141,11 @@ class C16ProviderExceptionTest {
         ScriptedProvider provider = new ScriptedProvider(throwing(boom));
 
         try (ObjectStore store =
-                ObjectStore.open(server.uri(prefix), server.options(gen1), provider)) {
+                ObjectStore.builder(server.uri(prefix))
+                        .options(server.options(gen1))
+                        .provider(provider)
+                        .initialBackoff(BACKOFF)
+                        .open()) {
             assertArrayEquals(SEED, store.get("seed.bin"));
 
             Waits.sleepUntil(gen1.expiresAtMillis() + 300); // the scenario: gen1 expires
@@ -148,6 +156,8 @@ class C16ProviderExceptionTest {
             assertFalse(e.getMessage().contains(gen1.secretAccessKey()));
 
             provider.otherwise(vend(60_000));
+            // A failed refresh backs off (C17): the next provider call comes after the backoff.
+            Waits.sleepUntil(System.currentTimeMillis() + 3 * BACKOFF.toMillis());
             assertArrayEquals(SEED, store.get("seed.bin"));
         }
         assertEquals(
@@ -279,7 +289,11 @@ class C16ProviderExceptionTest {
         ScriptedProvider provider = new ScriptedProvider(throwing(boom));
 
         try (ObjectStore store =
-                ObjectStore.open(server.uri(prefix), server.options(gen1), provider)) {
+                ObjectStore.builder(server.uri(prefix))
+                        .options(server.options(gen1))
+                        .provider(provider)
+                        .initialBackoff(BACKOFF)
+                        .open()) {
             assertArrayEquals(SEED, store.get("seed.bin"));
             Waits.sleepUntil(gen1.expiresAtMillis() + 300); // the scenario: gen1 expires
 
@@ -291,6 +305,8 @@ class C16ProviderExceptionTest {
                     () -> "refresh not on a native runtime thread: " + provider.threads());
 
             provider.otherwise(vend(60_000));
+            // A failed refresh backs off (C17): the next provider call comes after the backoff.
+            Waits.sleepUntil(System.currentTimeMillis() + 3 * BACKOFF.toMillis());
             assertArrayEquals(SEED, store.get("seed.bin"));
         }
     }

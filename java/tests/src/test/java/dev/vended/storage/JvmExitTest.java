@@ -44,10 +44,7 @@ class JvmExitTest {
     private static void assertExitsPromptly(String mode) throws Exception {
         ChildJvm.Result r =
                 ChildJvm.run(
-                        List.of(
-                                ChildJvm.codeSource(ObjectStore.class),
-                                ChildJvm.codeSource(ExitWithoutCloseMain.class),
-                                ChildJvm.codeSource(ChildJvm.class)),
+                        classPath(ExitWithoutCloseMain.class),
                         List.of(),
                         ExitWithoutCloseMain.class.getName(),
                         List.of(server.endpoint(), server.bucket(), mode),
@@ -77,5 +74,14 @@ class JvmExitTest {
     @Test
     void jvmExitsWhileARefreshIsInFlightOnANativeThread() throws Exception {
         assertExitsPromptly("inflight");
+    }
+
+    /** The library, the test classes holding {@code main}, and the testkit with its dependencies. */
+    private static List<java.nio.file.Path> classPath(Class<?> main) {
+        List<java.nio.file.Path> path = new java.util.ArrayList<>();
+        path.add(ChildJvm.codeSource(ObjectStore.class));
+        path.add(ChildJvm.codeSource(main));
+        path.addAll(ChildJvm.testkitClassPath());
+        return path;
     }
 }

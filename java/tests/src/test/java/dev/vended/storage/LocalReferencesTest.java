@@ -58,10 +58,7 @@ class LocalReferencesTest {
     void sameUnderXcheckJniInAChildJvmWithoutWarnings() throws Exception {
         ChildJvm.Result r =
                 ChildJvm.run(
-                        List.of(
-                                ChildJvm.codeSource(ObjectStore.class),
-                                ChildJvm.codeSource(LocalRefsMain.class),
-                                ChildJvm.codeSource(ChildJvm.class)),
+                        classPath(LocalRefsMain.class),
                         ChildJvm.xcheckJni() ? List.of() : List.of("-Xcheck:jni"),
                         LocalRefsMain.class.getName(),
                         List.of(server.endpoint(), server.bucket()),
@@ -71,5 +68,14 @@ class LocalReferencesTest {
         assertTrue(r.output().contains("LOCAL-REFS-OK"), r::describe);
         assertTrue(r.jniWarnings().isEmpty(), () -> "JNI warnings: " + r.describe());
         assertTrue(r.command().contains("-Xcheck:jni"), r::describe);
+    }
+
+    /** The library, the test classes holding {@code main}, and the testkit with its dependencies. */
+    private static List<java.nio.file.Path> classPath(Class<?> main) {
+        List<java.nio.file.Path> path = new java.util.ArrayList<>();
+        path.add(ChildJvm.codeSource(ObjectStore.class));
+        path.add(ChildJvm.codeSource(main));
+        path.addAll(ChildJvm.testkitClassPath());
+        return path;
     }
 }

@@ -119,6 +119,20 @@ public final class ChildJvm {
     }
 
     /**
+     * The class path entries of the testkit itself and of its runtime dependencies (Jackson),
+     * for a child JVM or an isolated class loader that uses testkit classes.
+     *
+     * @return the testkit's jar or classes directory, then its dependencies' jars
+     */
+    public static List<Path> testkitClassPath() {
+        return List.of(
+                codeSource(ChildJvm.class),
+                codeSource(com.fasterxml.jackson.databind.ObjectMapper.class),
+                codeSource(com.fasterxml.jackson.core.JsonFactory.class),
+                codeSource(com.fasterxml.jackson.annotation.JsonProperty.class));
+    }
+
+    /**
      * Runs {@code mainClass} and waits for it.
      *
      * @param classPath the child's class path

@@ -6,7 +6,8 @@
 //!   comparison and nothing else.
 //! - No upcall happens on the caller's thread: records go through a bounded queue to one
 //!   daemon-attached delivery thread, which calls `NativeLog.log(int, String, String)` through
-//!   the class object captured at `init` (never a lookup by name from a native thread). A full
+//!   the class object captured at `init` as a weak global reference (never a lookup by name from
+//!   a native thread; never keeping the application's class loader alive). A full
 //!   queue drops records and counts them; the count is reported with the next delivered record.
 //! - Messages are the library's own; they never carry secrets (see the core's redaction rules).
 
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 
 use jni::objects::{JClass, JValue};
-use jni::refs::Global;
+use jni::refs::Weak;
 use jni::sys::jint;
 use jni::{jni_sig, jni_str, Env, JavaVM};
 use once_cell::sync::OnceCell;
@@ -103,7 +104,9 @@ pub(crate) fn init(
     if SENDER.get().is_some() {
         return Ok(());
     }
-    let class: Global<JClass<'static>> = env.new_global_ref(sink)?;
+    // Weak: a strong global reference to NativeLog would keep its class loader, and so an
+    // undeployed application's classes, reachable for ever (C15).
+    let class: Weak<JClass<'static>> = env.new_weak_ref(sink)?;
     let (sender, receiver) = sync_channel(QUEUE);
     if SENDER.set(sender).is_err() {
         return Ok(());
@@ -119,7 +122,7 @@ pub(crate) fn init(
     Ok(())
 }
 
-fn deliver(class: Global<JClass<'static>>, receiver: Receiver<Line>) {
+fn deliver(class: Weak<JClass<'static>>, receiver: Receiver<Line>) {
     crate::runtime::attach_as_daemon();
     let Ok(vm) = JavaVM::singleton() else { return };
     while let Ok(line) = receiver.recv() {
@@ -133,10 +136,14 @@ fn deliver(class: Global<JClass<'static>>, receiver: Receiver<Line>) {
             line.message
         };
         let _ = vm.attach_current_thread(|env| -> jni::errors::Result<()> {
+            // The class loader that loaded NativeLog was collected: nobody is listening.
+            let Some(class) = class.upgrade_local(env)? else {
+                return Ok(());
+            };
             let target = env.new_string(&line.target)?;
             let message = env.new_string(&message)?;
             let called = env.call_static_method(
-                &*class,
+                &class,
                 jni_str!("log"),
                 jni_sig!("(ILjava/lang/String;Ljava/lang/String;)V"),
                 &[

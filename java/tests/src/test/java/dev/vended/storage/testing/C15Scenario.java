@@ -210,7 +210,8 @@ public final class C15Scenario {
     /**
      * The provider throws a checked exception of the isolated loader: the caller gets the isolated
      * loader's {@code CredentialsException} naming the provider, whose cause is the provider's own
-     * exception, promptly; the next call (provider healthy again) works.
+     * exception, promptly; once the refresh backoff has passed, the next call (provider healthy
+     * again) works on the same store.
      */
     private void providerThrows() throws Exception {
         Object provider = newProvider(60_000);
@@ -254,6 +255,9 @@ public final class C15Scenario {
             report.add("provider failure surfaced in " + millis + " ms as " + where);
 
             invoke(provider, "succeed");
+            // A failed refresh backs off (C17): the provider is asked again after the default
+            // initial backoff of 1 s, not at the very next call.
+            Thread.sleep(1_300);
             call(
                     store,
                     "put",

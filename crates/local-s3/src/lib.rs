@@ -3,6 +3,7 @@
 
 mod admin;
 mod auth;
+mod file_body;
 mod server;
 mod state;
 mod sts;
@@ -43,6 +44,11 @@ pub struct LocalS3Config {
     pub data_dir: Option<PathBuf>,
     /// TCP port on 127.0.0.1; `0` picks a free port.
     pub port: u16,
+    /// Throughput mode: when `data_dir` is `None`, the fresh directory is made under
+    /// `/dev/shm` (tmpfs: objects live in memory, no disk I/O) instead of the system temp
+    /// dir. Everything else is unchanged: SigV4, session tokens, expiry and revocation are
+    /// checked as always. For benchmarks whose objects fit in memory.
+    pub in_memory: bool,
 }
 
 impl Default for LocalS3Config {
@@ -52,6 +58,7 @@ impl Default for LocalS3Config {
             root_secret_key: DEFAULT_ROOT_SECRET_KEY.to_owned(),
             data_dir: None,
             port: 0,
+            in_memory: false,
         }
     }
 }
@@ -63,6 +70,7 @@ impl fmt::Debug for LocalS3Config {
             .field("root_secret_key", &"<redacted>")
             .field("data_dir", &self.data_dir)
             .field("port", &self.port)
+            .field("in_memory", &self.in_memory)
             .finish()
     }
 }
@@ -87,11 +95,11 @@ impl fmt::Debug for LocalS3 {
 
 /// Removes `local-s3-{pid}-{hex}` temp dirs left by processes that no longer exist (a server
 /// kept in a `static`, or a killed test process, never runs its `Drop`). Linux only.
-fn sweep_stale_temp_dirs() {
+fn sweep_stale_temp_dirs(base: &Path) {
     if !cfg!(target_os = "linux") {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+    let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
     for entry in entries.flatten() {
@@ -112,11 +120,26 @@ fn sweep_stale_temp_dirs() {
     }
 }
 
-fn fresh_temp_dir() -> io::Result<PathBuf> {
+/// Where throughput mode keeps its objects: a memory-backed file system.
+const MEMORY_DIR: &str = "/dev/shm";
+
+fn fresh_temp_dir(in_memory: bool) -> io::Result<PathBuf> {
     use rand::Rng;
-    sweep_stale_temp_dirs();
+    let base = if in_memory {
+        let base = PathBuf::from(MEMORY_DIR);
+        if !base.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("in-memory mode needs the tmpfs directory {MEMORY_DIR}, which is missing"),
+            ));
+        }
+        base
+    } else {
+        std::env::temp_dir()
+    };
+    sweep_stale_temp_dirs(&base);
     let suffix: u64 = rand::rng().random();
-    let dir = std::env::temp_dir().join(format!("local-s3-{}-{suffix:016x}", std::process::id()));
+    let dir = base.join(format!("local-s3-{}-{suffix:016x}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
@@ -142,7 +165,7 @@ impl LocalS3 {
                 (dir, None)
             }
             None => {
-                let dir = fresh_temp_dir()?;
+                let dir = fresh_temp_dir(config.in_memory)?;
                 (dir.clone(), Some(dir))
             }
         };

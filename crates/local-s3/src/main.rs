@@ -12,6 +12,8 @@ usage: local-s3 [options]
   --port N                 TCP port on 127.0.0.1 (default 0 = any free port)
   --data-dir DIR           where buckets are stored (default: a temp dir removed on exit)
   --bucket NAME            create this bucket at start (repeatable)
+  --in-memory              throughput mode: keep objects in a fresh directory on /dev/shm
+                           (tmpfs, no disk; removed on exit); auth is checked as always
   --root-access-key KEY    root access key id (default vended-root)
   --root-secret-key KEY    root secret key (default vended-root-secret)
   --exit-on-stdin-eof      exit when stdin reaches end of file (for child processes)
@@ -46,6 +48,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
         match flag.as_str() {
             "--help" | "-h" => return Ok(None),
             "--exit-on-stdin-eof" => parsed.exit_on_stdin_eof = true,
+            "--in-memory" => parsed.config.in_memory = true,
             "--port" => {
                 let text = value()?;
                 parsed.config.port = text

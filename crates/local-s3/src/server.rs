@@ -70,7 +70,13 @@ impl Frontend {
             .scope(ctx.clone(), self.s3.call(req.map(Body::from)))
             .await;
         let ctx = std::mem::take(&mut *ctx.lock().unwrap_or_else(PoisonError::into_inner));
-        let result = self.directory_fixups(&method, &path_bucket, &path_key, result);
+        let mut result = self.directory_fixups(&method, &path_bucket, &path_key, result);
+        if method == "GET" {
+            if let (Ok(resp), Some(file)) = (&mut result, self.object_file(&path_bucket, &path_key))
+            {
+                crate::file_body::replace(resp, &file);
+            }
+        }
 
         let status = match &result {
             Ok(resp) => resp.status(),
@@ -116,6 +122,24 @@ impl Frontend {
 }
 
 impl Frontend {
+    /// The file s3s-fs keeps `bucket`/`key` in, when both are given and the key stays inside
+    /// the bucket's directory.
+    fn object_file(
+        &self,
+        bucket: &Option<String>,
+        key: &Option<String>,
+    ) -> Option<std::path::PathBuf> {
+        let (Some(bucket), Some(key)) = (bucket, key) else {
+            return None;
+        };
+        if key.split('/').any(|s| s == ".." || s == ".") || bucket == "." || bucket == ".." {
+            return None;
+        }
+        let bucket_dir = self.state.data_dir().join(bucket);
+        let path = bucket_dir.join(key);
+        (path.starts_with(&bucket_dir) && path.is_file()).then_some(path)
+    }
+
     /// Before a write: an emptied directory left where the key's file goes (s3s-fs keeps the
     /// directories of deleted objects) would make the write fail with 500; it holds no object, so
     /// it is removed (`remove_dir` refuses a non-empty one).

@@ -6,47 +6,19 @@
 //! `Service_SubmitBatch`, in `dist/src/blob/authentication/OperationAccountSASPermission.js`) and
 //! throws, which its error middleware turns into a bodiless 500. A *service* (container) SAS is
 //! mapped (`OPERATION_BLOB_SAS_CONTAINER_PERMISSIONS` has `Container_SubmitBatch`), so the test
-//! uses one. Real Azure accepts both kinds for a container batch.
+//! uses one (`emulators::container_sas`). Real Azure accepts both kinds for a container batch.
 
 mod emulators;
 
-use base64::Engine;
 use bytes::Bytes;
-use emulators::{create_container, now_millis, start_azurite, Proxy, AZURITE_ACCOUNT, AZURITE_KEY};
+use emulators::{
+    container_sas, create_container, now_millis, start_azurite, Proxy, AZURITE_ACCOUNT,
+};
 use futures::{StreamExt, TryStreamExt};
-use hmac::{Hmac, KeyInit, Mac};
 use object_store::path::Path;
 use vended_storage::{ErrorKind, ObjectStoreRegistry, RefreshConfig, RegistryConfig};
 
 const CONTAINER: &str = "vended";
-
-/// A service SAS for the whole container (`sr=c`, read/add/create/write/delete/list), version
-/// 2018-11-09 (string to sign: permissions, start, expiry, canonical resource, identifier, IP,
-/// protocol, version, resource, snapshot time and the five response headers), signed with
-/// Azurite's public development key.
-fn container_sas(expires_at_millis: i64) -> String {
-    let se = chrono::DateTime::from_timestamp_millis(expires_at_millis)
-        .unwrap()
-        .format("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
-    let (sp, spr, sv, sr) = ("racwdl", "https,http", "2018-11-09", "c");
-    let resource = format!("/blob/{AZURITE_ACCOUNT}/{CONTAINER}");
-    let to_sign = format!("{sp}\n\n{se}\n{resource}\n\n\n{spr}\n{sv}\n{sr}\n\n\n\n\n\n");
-    let key = base64::engine::general_purpose::STANDARD
-        .decode(AZURITE_KEY)
-        .unwrap();
-    let mut mac = <Hmac<sha2::Sha256>>::new_from_slice(&key).unwrap();
-    mac.update(to_sign.as_bytes());
-    let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-    url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("sv", sv)
-        .append_pair("sr", sr)
-        .append_pair("sp", sp)
-        .append_pair("se", &se)
-        .append_pair("spr", spr)
-        .append_pair("sig", &sig)
-        .finish()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_multi_key_delete_is_one_batch_request() {
@@ -61,7 +33,7 @@ async fn azure_multi_key_delete_is_one_batch_request() {
         ("azure_storage_account_name", AZURITE_ACCOUNT.to_string()),
         (
             "azure_storage_sas_token",
-            container_sas(now_millis() + 600_000),
+            container_sas(CONTAINER, now_millis() + 600_000),
         ),
     ]
     .into_iter()

@@ -6,8 +6,9 @@
 //!
 //! - Lance Namespace `DescribeTable` (`POST /v1/table/{id}/describe`) answering
 //!   `{location, storage_options: {azure_storage_account_name, azure_storage_sas_token,
-//!   expires_at_millis}}`, a fresh SAS per call. (The real pylance `RestAdapter` used by
-//!   catalog_lance.rs hosts its tables on S3 here; hosting them on Azurite was not tried.)
+//!   expires_at_millis}}`, a fresh SAS per call. (The real pylance `RestAdapter` hosting a
+//!   table on Azurite is catalog_lance_azure.rs; it re-vends one SAS, so the rotation of
+//!   short-lived SAS tokens through a catalog is proven here.)
 //! - Iceberg REST `loadCredentials` answering `storage-credentials` with
 //!   `adls.sas-token.<account host>` + `adls.sas-token-expires-at-ms.<account host>`, or
 //!   `gcs.oauth2.token` + `gcs.oauth2.token-expires-at`.

@@ -18,13 +18,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine;
 use bytes::Bytes;
-use hmac::{Hmac, KeyInit, Mac};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use sha2::Sha256;
+
+mod sas;
+#[allow(unused_imports)] // each test binary uses some
+pub use sas::{account_sas, container_sas, sas_expiry};
 
 /// Set to `1` to skip (with a printed `SKIPPED`) the tests whose emulator is not installed.
 pub const SKIP_ENV: &str = "VENDED_STORAGE_SKIP_EMULATORS";
@@ -211,44 +212,6 @@ pub fn now_millis() -> i64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
-}
-
-/// An account SAS for Azurite's dev account (blob service; service, container and object
-/// resources; read/write/delete/list/add/create), expiring at `expires_at_millis` rounded down
-/// to the second (`se` has second resolution). Signed as in
-/// <https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas> (version
-/// 2021-08-06: the string to sign ends with the empty encryption scope and a newline).
-/// `bad_signature` signs with a wrong key (Azurite answers 403 AuthorizationFailure).
-pub fn account_sas(expires_at_millis: i64, bad_signature: bool) -> String {
-    let se = chrono::DateTime::from_timestamp_millis(expires_at_millis)
-        .unwrap()
-        .format("%Y-%m-%dT%H:%M:%SZ")
-        .to_string();
-    let (sv, sp, ss, srt, spr) = ("2021-08-06", "rwdlac", "b", "sco", "https,http");
-    let to_sign = format!("{AZURITE_ACCOUNT}\n{sp}\n{ss}\n{srt}\n\n{se}\n\n{spr}\n{sv}\n\n");
-    let mut key = base64::engine::general_purpose::STANDARD
-        .decode(AZURITE_KEY)
-        .unwrap();
-    if bad_signature {
-        key[0] ^= 0xff;
-    }
-    let mut mac = <Hmac<Sha256>>::new_from_slice(&key).unwrap();
-    mac.update(to_sign.as_bytes());
-    let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-    url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("sv", sv)
-        .append_pair("ss", ss)
-        .append_pair("srt", srt)
-        .append_pair("sp", sp)
-        .append_pair("se", &se)
-        .append_pair("spr", spr)
-        .append_pair("sig", &sig)
-        .finish()
-}
-
-/// `expires_at_millis` of a SAS valid for about `ttl` (whole seconds, as `se` has).
-pub fn sas_expiry(ttl: Duration) -> i64 {
-    (now_millis() + ttl.as_millis() as i64) / 1000 * 1000
 }
 
 /// Creates `container` in Azurite with an account SAS.

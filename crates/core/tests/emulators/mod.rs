@@ -23,6 +23,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
+pub mod oauth;
 mod sas;
 #[allow(unused_imports)] // each test binary uses some
 pub use sas::{account_sas, container_sas, sas_expiry};

@@ -1,103 +1,75 @@
 package dev.vended.storage;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Asynchronous operations on an {@link ObjectStore}, returning {@link CompletableFuture}s.
+ * Asynchronous operations on an {@link ObjectStore}, returning {@link CompletableFuture}s completed
+ * by the native runtime.
  *
- * <p><b>How it works (honestly).</b> Each call runs the store's blocking method on a dedicated,
- * bounded pool of Java threads owned by this object ({@code vended-storage-async-N}, daemon, at
- * most {@link #maxInFlight()} of them, idle ones exit after 30 s). The native call drives its
- * request on that Java thread and the native runtime's I/O driver, so no native runtime worker is
- * ever blocked and no user code ever runs on a native thread. The returned future is completed by
- * a task submitted to the <em>callback executor</em> (default {@link ForkJoinPool#commonPool()}),
- * so dependent stages attached before completion ({@code thenApply}, {@code whenComplete}, ...) run
- * there, never on the I/O pool or on native threads. (As for any {@code CompletableFuture}, a stage
- * attached after completion runs on the thread attaching it.)
+ * <p><b>How it works.</b> A call starts its request on the native (tokio) runtime and returns at
+ * once: no Java thread waits for it. When the request ends, a native runtime thread makes one short
+ * call into Java that only submits the completion to the <em>callback executor</em> (default {@link
+ * ForkJoinPool#commonPool()}), then goes back to its I/O. On the callback executor the result is
+ * copied into Java objects (or the exception built) and the future completed, so dependent stages
+ * attached before completion ({@code thenApply}, {@code whenComplete}, ...) run there, never on a
+ * native thread. (As for any {@code CompletableFuture}, a stage attached after completion runs on
+ * the thread attaching it.) The callback executor's {@code execute} must not block; if it rejects
+ * the completion (e.g. it was shut down) or runs it on the submitting thread, the completion runs on
+ * {@link ForkJoinPool#commonPool()} instead. Each operation is the one the synchronous method uses,
+ * with the same credential refresh and the same single retry with fresh credentials.
  *
  * <p><b>Bound.</b> At most {@link #maxInFlight()} calls (default {@value #DEFAULT_MAX_IN_FLIGHT})
- * are queued or running at once per {@code AsyncObjectStore}; a call beyond the bound blocks the
- * submitting thread until one finishes (back-pressure, interruptible: an interrupted submitter gets
- * a future failed with {@link InterruptedException}).
+ * are in flight at once per {@code AsyncObjectStore}, counted from the call until its future is
+ * completed (or, when cancelled, until the native work has stopped). A call beyond the bound blocks
+ * the calling thread until one finishes (back-pressure, interruptible: an interrupted caller gets a
+ * future failed with {@link InterruptedException}, the interrupt flag set again).
  *
  * <p><b>Cancel.</b> {@code cancel} on a returned future completes it with {@link
- * java.util.concurrent.CancellationException} at once. A call that has not started yet is then
- * never sent; a call whose request is already running natively runs to its end and its result is
- * discarded (the native request itself is not interrupted).
+ * java.util.concurrent.CancellationException} at once and stops the native task: its request is
+ * abandoned (the connection is dropped, a response not yet received is never read) and its permit
+ * comes back as soon as the native side has stopped. A request the server already received may
+ * still take effect there (a PUT may be stored). Cancelling a dependent stage does not cancel the
+ * call.
  *
- * <p>Errors are those of the corresponding {@link ObjectStore} method, delivered as the future's
- * exceptional completion (a {@link StorageException} subclass or a runtime exception). {@link
- * #close()} stops accepting calls (later calls return failed futures with {@link
- * RejectedExecutionException}) and lets calls already submitted finish; it does not close the
- * underlying store.
+ * <p><b>Errors.</b> The same exceptions as the corresponding {@link ObjectStore} method (the same
+ * {@link StorageException} subclasses and {@link StorageException#kind()}, {@link
+ * IllegalArgumentException}, {@link NullPointerException}, {@link IllegalStateException} for a
+ * closed store), delivered as the future's exceptional completion, never thrown by the {@code
+ * *Async} method itself.
+ *
+ * <p><b>Close.</b> {@link #close()} stops accepting calls (later calls return futures failed with
+ * {@link RejectedExecutionException}); calls in flight keep running and complete their futures
+ * (cancel them to stop them). It does not close the store. Closing the {@link ObjectStore} while
+ * calls are in flight is safe: each native task holds the store until it ends; later calls fail with
+ * {@link IllegalStateException}.
  */
 public final class AsyncObjectStore implements AutoCloseable {
 
-    /** Calls queued or running at once when none is given. */
+    /** Calls in flight at once when no bound is given. */
     public static final int DEFAULT_MAX_IN_FLIGHT = 64;
-
-    private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final ObjectStore store;
     private final Executor callbackExecutor;
-    private final Executor ioExecutor;
-    private final ExecutorService ownedPool;
-    private final Semaphore inFlight;
+    private final Semaphore permits;
     private final int maxInFlight;
     private volatile boolean closed;
 
-    AsyncObjectStore(
-            ObjectStore store, Executor callbackExecutor, int maxInFlight, Executor ioExecutor) {
+    private AsyncObjectStore(ObjectStore store, Executor callbackExecutor, int maxInFlight) {
         this.store = Objects.requireNonNull(store, "store");
         this.callbackExecutor = Objects.requireNonNull(callbackExecutor, "callbackExecutor");
         if (maxInFlight < 1) {
             throw new IllegalArgumentException("maxInFlight must be at least 1: " + maxInFlight);
         }
         this.maxInFlight = maxInFlight;
-        this.inFlight = new Semaphore(maxInFlight);
-        if (ioExecutor == null) {
-            int pool = POOLS.incrementAndGet();
-            AtomicInteger threads = new AtomicInteger();
-            ThreadFactory factory =
-                    r -> {
-                        Thread t =
-                                new Thread(
-                                        r,
-                                        "vended-storage-async-"
-                                                + pool
-                                                + "-"
-                                                + threads.incrementAndGet());
-                        t.setDaemon(true);
-                        return t;
-                    };
-            ThreadPoolExecutor tpe =
-                    new ThreadPoolExecutor(
-                            maxInFlight,
-                            maxInFlight,
-                            30,
-                            TimeUnit.SECONDS,
-                            new LinkedBlockingQueue<>(),
-                            factory);
-            tpe.allowCoreThreadTimeOut(true);
-            this.ownedPool = tpe;
-            this.ioExecutor = tpe;
-        } else {
-            this.ownedPool = null;
-            this.ioExecutor = ioExecutor;
-        }
+        this.permits = new Semaphore(maxInFlight);
     }
 
     /**
@@ -108,8 +80,7 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return the async view
      */
     public static AsyncObjectStore of(ObjectStore store) {
-        return new AsyncObjectStore(
-                store, ForkJoinPool.commonPool(), DEFAULT_MAX_IN_FLIGHT, null);
+        return new AsyncObjectStore(store, ForkJoinPool.commonPool(), DEFAULT_MAX_IN_FLIGHT);
     }
 
     /**
@@ -117,14 +88,14 @@ public final class AsyncObjectStore implements AutoCloseable {
      *
      * @param store the store (not closed by {@link #close()})
      * @param callbackExecutor where returned futures are completed (and so where dependent stages
-     *     run)
-     * @param maxInFlight calls queued or running at once, at least 1; also the I/O pool's size
+     *     run); its {@code execute} must not block
+     * @param maxInFlight calls in flight at once, at least 1
      * @return the async view
      * @throws IllegalArgumentException if {@code maxInFlight < 1}
      */
     public static AsyncObjectStore of(
             ObjectStore store, Executor callbackExecutor, int maxInFlight) {
-        return new AsyncObjectStore(store, callbackExecutor, maxInFlight, null);
+        return new AsyncObjectStore(store, callbackExecutor, maxInFlight);
     }
 
     /**
@@ -137,12 +108,12 @@ public final class AsyncObjectStore implements AutoCloseable {
     }
 
     /**
-     * Calls currently queued or running.
+     * Calls currently in flight (started and not yet completed).
      *
      * @return calls
      */
     public int inFlight() {
-        return maxInFlight - inFlight.availablePermits();
+        return maxInFlight - permits.availablePermits();
     }
 
     /**
@@ -161,7 +132,7 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return the object's bytes
      */
     public CompletableFuture<byte[]> getAsync(String path) {
-        return submit(() -> store.get(path));
+        return call((h, s) -> AsyncNative.startGet(h, nonNull(path, "path"), s), r -> (byte[]) r);
     }
 
     /**
@@ -173,45 +144,75 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return the bytes
      */
     public CompletableFuture<byte[]> getRangeAsync(String path, long start, long endExclusive) {
-        return submit(() -> store.getRange(path, start, endExclusive));
+        return call(
+                (h, s) ->
+                        AsyncNative.startGetRange(
+                                h, nonNull(path, "path"), start, endExclusive, s),
+                r -> (byte[]) r);
     }
 
     /**
-     * {@link ObjectStore#getRanges(String, List)}.
+     * {@link ObjectStore#getRanges(String, List)}: ranges close to each other are fetched with one
+     * request.
      *
      * @param path the object path
      * @param ranges the ranges
      * @return one array per range, in order
      */
     public CompletableFuture<List<byte[]>> getRangesAsync(String path, List<ByteRange> ranges) {
-        return submit(() -> store.getRanges(path, ranges));
+        return call(
+                (h, s) -> {
+                    Objects.requireNonNull(ranges, "ranges");
+                    long[] starts = new long[ranges.size()];
+                    long[] ends = new long[starts.length];
+                    for (int i = 0; i < starts.length; i++) {
+                        ByteRange r = Objects.requireNonNull(ranges.get(i), "range");
+                        starts[i] = r.start();
+                        ends[i] = r.endExclusive();
+                    }
+                    return AsyncNative.startGetRanges(h, nonNull(path, "path"), starts, ends, s);
+                },
+                r -> List.of((byte[][]) r));
     }
 
     /**
-     * {@link ObjectStore#put(String, byte[])}. {@code data} is read when the call runs: do not
-     * modify it before the future completes.
+     * {@link ObjectStore#put(String, byte[])}. {@code data} is copied before this method returns.
      *
      * @param path the object path
      * @param data the bytes
      * @return completes when the object is written
      */
     public CompletableFuture<Void> putAsync(String path, byte[] data) {
-        return submit(
-                () -> {
-                    store.put(path, data);
-                    return null;
-                });
+        return call(
+                (h, s) ->
+                        AsyncNative.startPut(
+                                h, nonNull(path, "path"), nonNull(data, "data"), 0, null, s),
+                r -> null);
     }
 
     /**
-     * {@link ObjectStore#putIfAbsent(String, byte[])}.
+     * {@link ObjectStore#putIfAbsent(String, byte[])}. {@code data} is copied before this method
+     * returns.
      *
      * @param path the object path
-     * @param data the bytes (read when the call runs)
+     * @param data the bytes
      * @return the write result; fails with {@link ObjectAlreadyExistsException} if present
      */
     public CompletableFuture<WriteResult> putIfAbsentAsync(String path, byte[] data) {
-        return submit(() -> store.putIfAbsent(path, data));
+        return putIf(path, data, WriteOptions.MODE_CREATE, null);
+    }
+
+    /**
+     * {@link ObjectStore#putIfMatch(String, byte[], String)}. {@code data} is copied before this
+     * method returns.
+     *
+     * @param path the object path
+     * @param data the bytes
+     * @param eTag the ETag the object must have, as {@link ObjectMeta#eTag()} gives it
+     * @return the write result; fails with {@link PreconditionFailedException} if the ETag differs
+     */
+    public CompletableFuture<WriteResult> putIfMatchAsync(String path, byte[] data, String eTag) {
+        return putIf(path, data, WriteOptions.MODE_IF_MATCH, eTag);
     }
 
     /**
@@ -221,7 +222,9 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return the metadata
      */
     public CompletableFuture<ObjectMeta> headAsync(String path) {
-        return submit(() -> store.head(path));
+        return call(
+                (h, s) -> AsyncNative.startHead(h, nonNull(path, "path"), s),
+                r -> ObjectMeta.fromNative((String[]) r, 0));
     }
 
     /**
@@ -231,21 +234,17 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return completes when deleted
      */
     public CompletableFuture<Void> deleteAsync(String path) {
-        return submit(
-                () -> {
-                    store.delete(path);
-                    return null;
-                });
+        return call((h, s) -> AsyncNative.startDelete(h, nonNull(path, "path"), s), r -> null);
     }
 
     /**
      * {@link ObjectStore#list(String)}.
      *
      * @param prefix the prefix, or {@code null} for everything
-     * @return every object under the prefix
+     * @return every object under the prefix (an unmodifiable list)
      */
     public CompletableFuture<List<ObjectMeta>> listAsync(String prefix) {
-        return submit(() -> store.list(prefix));
+        return call((h, s) -> AsyncNative.startList(h, prefix, s), AsyncObjectStore::listing);
     }
 
     /**
@@ -256,22 +255,51 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return completes when copied
      */
     public CompletableFuture<Void> copyAsync(String from, String to) {
-        return submit(
-                () -> {
-                    store.copy(from, to);
-                    return null;
-                });
+        return copyOrRename(from, to, false, false);
     }
 
     /**
-     * Stops accepting calls; calls already submitted finish. Idempotent. Does not close the store.
+     * {@link ObjectStore#copyIfNotExists(String, String)}.
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @return completes when copied; fails with {@link ObjectAlreadyExistsException} if {@code to}
+     *     exists
+     */
+    public CompletableFuture<Void> copyIfNotExistsAsync(String from, String to) {
+        return copyOrRename(from, to, true, false);
+    }
+
+    /**
+     * {@link ObjectStore#rename(String, String)}.
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @return completes when moved
+     */
+    public CompletableFuture<Void> renameAsync(String from, String to) {
+        return copyOrRename(from, to, false, true);
+    }
+
+    /**
+     * {@link ObjectStore#renameIfNotExists(String, String)}.
+     *
+     * @param from the source path
+     * @param to the destination path
+     * @return completes when moved; fails with {@link ObjectAlreadyExistsException} if {@code to}
+     *     exists
+     */
+    public CompletableFuture<Void> renameIfNotExistsAsync(String from, String to) {
+        return copyOrRename(from, to, true, true);
+    }
+
+    /**
+     * Stops accepting calls; calls in flight keep running and complete. Idempotent. Does not close
+     * the store.
      */
     @Override
     public void close() {
         closed = true;
-        if (ownedPool != null) {
-            ownedPool.shutdown();
-        }
     }
 
     @Override
@@ -289,67 +317,162 @@ public final class AsyncObjectStore implements AutoCloseable {
 
     // ---------------------------------------------------------------------------------------
 
-    /** A blocking store call. */
-    @FunctionalInterface
-    interface Call<T> {
-        T run() throws Exception;
+    private CompletableFuture<WriteResult> putIf(String path, byte[] data, int mode, String eTag) {
+        return call(
+                (h, s) ->
+                        AsyncNative.startPut(
+                                h,
+                                nonNull(path, "path"),
+                                nonNull(data, "data"),
+                                mode,
+                                mode == WriteOptions.MODE_IF_MATCH ? nonNull(eTag, "eTag") : null,
+                                s),
+                r -> WriteResult.fromNative((String[]) r));
     }
 
-    <T> CompletableFuture<T> submit(Call<T> call) {
-        CompletableFuture<T> result = new CompletableFuture<>();
+    private CompletableFuture<Void> copyOrRename(
+            String from, String to, boolean ifNotExists, boolean rename) {
+        return call(
+                (h, s) ->
+                        AsyncNative.startCopy(
+                                h, nonNull(from, "from"), nonNull(to, "to"), ifNotExists, rename, s),
+                r -> null);
+    }
+
+    private static <T> T nonNull(T value, String name) {
+        return Objects.requireNonNull(value, name);
+    }
+
+    private static List<ObjectMeta> listing(Object raw) {
+        String[] flat = (String[]) raw;
+        if (flat.length % ObjectMeta.NATIVE_FIELDS != 0) {
+            throw new IllegalStateException(
+                    "native library returned a malformed listing of " + flat.length + " strings");
+        }
+        List<ObjectMeta> out = new ArrayList<>(flat.length / ObjectMeta.NATIVE_FIELDS);
+        for (int i = 0; i < flat.length; i += ObjectMeta.NATIVE_FIELDS) {
+            out.add(ObjectMeta.fromNative(flat, i));
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /** Starts a native task on a store handle; returns its id. */
+    @FunctionalInterface
+    private interface Start {
+        long start(long storeHandle, AsyncNative.Sink sink) throws StorageException;
+    }
+
+    /** Turns what {@link AsyncNative#take} returned into the future's value. */
+    @FunctionalInterface
+    private interface Decode<T> {
+        T decode(Object raw);
+    }
+
+    private <T> CompletableFuture<T> call(Start start, Decode<T> decode) {
+        Call<T> call = new Call<>(decode);
         if (closed) {
-            result.completeExceptionally(
+            call.future.completeExceptionally(
                     new RejectedExecutionException("AsyncObjectStore is closed"));
-            return result;
+            return call.future;
         }
         try {
-            inFlight.acquire();
+            permits.acquire();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            result.completeExceptionally(e);
-            return result;
+            call.future.completeExceptionally(e);
+            return call.future;
         }
-        Runnable task =
-                () -> {
-                    T value = null;
-                    Throwable error = null;
-                    try {
-                        if (result.isDone()) {
-                            return; // cancelled before it started: never sent
-                        }
-                        value = call.run();
-                    } catch (Throwable t) {
-                        error = t;
-                    } finally {
-                        inFlight.release();
-                    }
-                    complete(result, value, error);
-                };
+        long task;
         try {
-            ioExecutor.execute(task);
-        } catch (RuntimeException e) {
-            inFlight.release();
-            result.completeExceptionally(e);
+            long h = store.acquireHandle();
+            try {
+                task = start.start(h, call);
+            } finally {
+                store.releaseHandle();
+            }
+        } catch (Throwable t) {
+            // Not started (bad argument, closed store): no native task will report.
+            permits.release();
+            call.future.completeExceptionally(t);
+            return call.future;
         }
-        return result;
+        call.started(task);
+        return call.future;
     }
 
-    private <T> void complete(CompletableFuture<T> result, T value, Throwable error) {
-        Runnable completion =
-                () -> {
-                    if (error == null) {
-                        result.complete(value);
-                    } else {
-                        result.completeExceptionally(error);
+    /** One call: its future, and the sink the native task reports to. */
+    private final class Call<T> extends AsyncNative.Sink {
+        private final Decode<T> decode;
+        private volatile long task;
+        private volatile Thread nativeThread;
+
+        final CompletableFuture<T> future =
+                new CompletableFuture<>() {
+                    @Override
+                    public boolean cancel(boolean mayInterruptIfRunning) {
+                        boolean cancelled = super.cancel(mayInterruptIfRunning);
+                        long t = task;
+                        if (cancelled && t != 0) {
+                            AsyncNative.cancel(t);
+                        }
+                        return cancelled;
                     }
                 };
-        try {
-            callbackExecutor.execute(completion);
-        } catch (RuntimeException e) {
-            // The callback executor refused (shut down): complete here rather than never.
-            result.completeExceptionally(
-                    new CompletionException(
-                            "the callback executor refused the completion of a call", e));
+
+        Call(Decode<T> decode) {
+            this.decode = decode;
+        }
+
+        /** The native task is running: a cancel that came before now reaches it. */
+        void started(long id) {
+            task = id;
+            if (future.isCancelled()) {
+                AsyncNative.cancel(id);
+            }
+        }
+
+        /** On a native runtime thread: only hands the completion to the callback executor. */
+        @Override
+        void ready(long id) {
+            nativeThread = Thread.currentThread();
+            Runnable deliver = () -> deliver(id);
+            try {
+                callbackExecutor.execute(deliver);
+            } catch (RuntimeException rejected) {
+                ForkJoinPool.commonPool().execute(deliver);
+            }
+        }
+
+        private void deliver(long id) {
+            if (Thread.currentThread() == nativeThread) {
+                // The executor ran it inline: never complete (and run user stages) here.
+                ForkJoinPool.commonPool().execute(() -> deliver(id));
+                return;
+            }
+            Object raw = null;
+            Throwable error = null;
+            try {
+                raw = AsyncNative.take(id);
+            } catch (Throwable t) {
+                error = t;
+            } finally {
+                permits.release();
+            }
+            if (error != null) {
+                future.completeExceptionally(error);
+                return;
+            }
+            if (future.isDone()) {
+                return; // cancelled: the result (if any) is discarded
+            }
+            T value;
+            try {
+                value = decode.decode(raw);
+            } catch (RuntimeException e) {
+                future.completeExceptionally(e);
+                return;
+            }
+            future.complete(value);
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct ObjectBody {
     range: Range<u64>,
     stream: BoxStream<'static, object_store::Result<Bytes>>,
     received: u64,
+    /// The unread rest of a chunk cut by [`ObjectBody::next_chunk_max`].
+    pending: Bytes,
 }
 
 impl fmt::Debug for ObjectBody {
@@ -39,6 +41,7 @@ impl ObjectBody {
             range: at..at,
             stream: futures::stream::empty().boxed(),
             received: 0,
+            pending: Bytes::new(),
         }
     }
 
@@ -70,6 +73,9 @@ impl ObjectBody {
     /// I/O errors; [`crate::ErrorKind::Io`] when the endpoint sent more or fewer bytes than
     /// the range it announced.
     pub async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        if !self.pending.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.pending)));
+        }
         match self.stream.next().await {
             Some(Ok(chunk)) => {
                 self.received += chunk.len() as u64;
@@ -86,20 +92,36 @@ impl ObjectBody {
         }
     }
 
+    /// The next bytes of the body, at most `max` of them (`max` 0 is taken as 1): the rest of
+    /// a longer chunk is kept and comes first on the next call. `None` at the end of the body.
+    /// For a caller that reads a long body incrementally into buffers of its own size.
+    ///
+    /// # Errors
+    /// As [`next_chunk`](Self::next_chunk).
+    pub async fn next_chunk_max(&mut self, max: usize) -> Result<Option<Bytes>> {
+        let Some(mut chunk) = self.next_chunk().await? else {
+            return Ok(None);
+        };
+        if chunk.len() > max.max(1) {
+            self.pending = chunk.split_off(max.max(1));
+        }
+        Ok(Some(chunk))
+    }
+
     /// Copies the body into `buf` chunk by chunk (one copy, from the network buffer) until the
     /// body ends or `buf` is full; returns the number of bytes written. Bytes past `buf.len()`
-    /// are left unread (the connection is dropped with the body).
+    /// are kept for the next read of this body (or dropped, with the connection, with the body).
     ///
     /// # Errors
     /// As [`next_chunk`](Self::next_chunk).
     pub async fn read_into(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut filled = 0;
         while filled < buf.len() {
-            let Some(chunk) = self.next_chunk().await? else {
+            let Some(chunk) = self.next_chunk_max(buf.len() - filled).await? else {
                 break;
             };
-            let n = chunk.len().min(buf.len() - filled);
-            buf[filled..filled + n].copy_from_slice(&chunk[..n]);
+            let n = chunk.len();
+            buf[filled..filled + n].copy_from_slice(&chunk);
             filled += n;
         }
         Ok(filled)
@@ -288,6 +310,52 @@ impl VendedStore {
             range,
             stream: result.into_stream(),
             received: 0,
+            pending: Bytes::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(chunks: &[&'static [u8]]) -> ObjectBody {
+        let len: usize = chunks.iter().map(|c| c.len()).sum();
+        let items: Vec<object_store::Result<Bytes>> =
+            chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
+        ObjectBody {
+            info: ObjectInfo {
+                path: "o".into(),
+                size: len as u64,
+                last_modified_millis: 0,
+                e_tag: None,
+                version: None,
+            },
+            range: 0..len as u64,
+            stream: futures::stream::iter(items).boxed(),
+            received: 0,
+            pending: Bytes::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn next_chunk_max_keeps_the_rest_of_a_chunk() {
+        let mut b = body(&[b"abcdef", b"gh"]);
+        assert_eq!(b.next_chunk_max(4).await.unwrap().unwrap(), &b"abcd"[..]);
+        assert_eq!(b.next_chunk_max(0).await.unwrap().unwrap(), &b"e"[..]);
+        assert_eq!(b.next_chunk_max(10).await.unwrap().unwrap(), &b"f"[..]);
+        assert_eq!(b.next_chunk_max(10).await.unwrap().unwrap(), &b"gh"[..]);
+        assert!(b.next_chunk_max(10).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn read_into_then_next_chunk_continue_where_it_stopped() {
+        let mut b = body(&[b"abcdef"]);
+        let mut buf = [0u8; 2];
+        assert_eq!(b.next_chunk_max(2).await.unwrap().unwrap(), &b"ab"[..]);
+        assert_eq!(b.read_into(&mut buf).await.unwrap(), 2);
+        assert_eq!(&buf, b"cd");
+        assert_eq!(b.next_chunk().await.unwrap().unwrap(), &b"ef"[..]);
+        assert!(b.next_chunk().await.unwrap().is_none());
     }
 }

@@ -192,7 +192,7 @@ final class NativeBridge {
     static native String storeUri(long handle) throws StorageException;
 
     // ---------------------------------------------------------------------------------------
-    // Data plane (crates/jni/src/streams.rs, whose top comment documents each call): ranged
+    // Data plane (crates/jni/src/streams/mod.rs, whose top comment documents each call): ranged
     // reads into Java buffers, whole objects into presized arrays, vectored reads, the multipart
     // writer handle, listing iterators, conditional puts, server-side copies and renames.
 
@@ -218,6 +218,18 @@ final class NativeBridge {
     static native long getIntoDirect(
             long store, String path, java.nio.ByteBuffer buf, int off, int len)
             throws StorageException;
+
+    static native long readerOpen(
+            long store, String path, long position, long end, String ifMatch)
+            throws StorageException;
+
+    static native int readerRead(long reader, byte[] buf, int off, int len)
+            throws StorageException;
+
+    static native int readerReadDirect(long reader, java.nio.ByteBuffer buf, int off, int len)
+            throws StorageException;
+
+    static native void readerClose(long reader) throws StorageException;
 
     static native byte[][] getRanges(long store, String path, long[] starts, long[] ends)
             throws StorageException;

@@ -17,19 +17,26 @@ public final class ReadOptions {
     public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
 
     private static final ReadOptions DEFAULTS =
-            new ReadOptions(DEFAULT_BLOCK_SIZE, true, true, -1L, null);
+            new ReadOptions(DEFAULT_BLOCK_SIZE, true, true, false, -1L, null);
 
     private final int blockSize;
     private final boolean pinETag;
     private final boolean readAhead;
+    private final boolean streaming;
     private final long knownLength;
     private final String knownETag;
 
     private ReadOptions(
-            int blockSize, boolean pinETag, boolean readAhead, long knownLength, String knownETag) {
+            int blockSize,
+            boolean pinETag,
+            boolean readAhead,
+            boolean streaming,
+            long knownLength,
+            String knownETag) {
         this.blockSize = blockSize;
         this.pinETag = pinETag;
         this.readAhead = readAhead;
+        this.streaming = streaming;
         this.knownLength = knownLength;
         this.knownETag = knownETag;
     }
@@ -54,7 +61,7 @@ public final class ReadOptions {
         if (bytes < 1) {
             throw new IllegalArgumentException("blockSize must be at least 1 byte: " + bytes);
         }
-        return new ReadOptions(bytes, pinETag, readAhead, knownLength, knownETag);
+        return new ReadOptions(bytes, pinETag, readAhead, streaming, knownLength, knownETag);
     }
 
     /**
@@ -66,7 +73,7 @@ public final class ReadOptions {
      * @return a copy with the setting
      */
     public ReadOptions withPinnedETag(boolean pin) {
-        return new ReadOptions(blockSize, pin, readAhead, knownLength, knownETag);
+        return new ReadOptions(blockSize, pin, readAhead, streaming, knownLength, knownETag);
     }
 
     /**
@@ -79,7 +86,30 @@ public final class ReadOptions {
      * @return a copy with the setting
      */
     public ReadOptions withReadAhead(boolean readAhead) {
-        return new ReadOptions(blockSize, pinETag, readAhead, knownLength, knownETag);
+        return new ReadOptions(blockSize, pinETag, readAhead, streaming, knownLength, knownETag);
+    }
+
+    /**
+     * Whether sequential stream reads take their bytes from ONE streaming GET per sequential run
+     * instead of one ranged GET per block (default {@code false}). A read (or read-ahead) that
+     * starts where the previous stream read ended continues the GET already open, which runs from
+     * that offset to the end of the object and keeps streaming into the socket buffer between
+     * reads; a seek elsewhere closes it, and the next sequential run opens a new one, signed with
+     * the credential current then. Positioned reads and the first read after open or a seek still
+     * send one ranged GET for their block (a Parquet footer read opens no long GET).
+     *
+     * <p>This is how long scans reach the link's rate: one request instead of one per block.
+     * Memory does not grow: the blocks stay as with {@link #withReadAhead}, and the native side
+     * holds at most one network chunk. The difference in consistency: with a pinned ETag, a GET
+     * already open keeps delivering the version it started on (the endpoint serves one version
+     * per GET), so an object replaced mid-run fails with {@link PreconditionFailedException} only
+     * at the next GET (after a seek), not at the next block.
+     *
+     * @param streaming {@code true} to stream sequential runs
+     * @return a copy with the setting
+     */
+    public ReadOptions withSequentialStreaming(boolean streaming) {
+        return new ReadOptions(blockSize, pinETag, readAhead, streaming, knownLength, knownETag);
     }
 
     /**
@@ -95,7 +125,7 @@ public final class ReadOptions {
         if (length < 0) {
             throw new IllegalArgumentException("length must not be negative: " + length);
         }
-        return new ReadOptions(blockSize, pinETag, readAhead, length, eTag);
+        return new ReadOptions(blockSize, pinETag, readAhead, streaming, length, eTag);
     }
 
     /**
@@ -126,6 +156,15 @@ public final class ReadOptions {
     }
 
     /**
+     * Whether sequential runs are read from one streaming GET each.
+     *
+     * @return {@code true} when on
+     */
+    public boolean sequentialStreaming() {
+        return streaming;
+    }
+
+    /**
      * The length given by {@link #withKnownLength}, or {@code -1} (then a HEAD is sent at open).
      *
      * @return bytes, or {@code -1}
@@ -146,6 +185,8 @@ public final class ReadOptions {
                 + pinETag
                 + ", readAhead="
                 + readAhead
+                + ", sequentialStreaming="
+                + streaming
                 + ", knownLength="
                 + knownLength
                 + "}";

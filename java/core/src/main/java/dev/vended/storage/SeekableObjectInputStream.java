@@ -46,6 +46,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * a prefetch. Prefetches run on one process-wide pool of at most {@link #READ_AHEAD_THREADS}
  * daemon threads named {@code vended-storage-readahead-N} that exit after 30 s idle.
  *
+ * <p><b>Sequential streaming.</b> With {@link ReadOptions#withSequentialStreaming} (off by
+ * default), sequential stream reads and their prefetches take their bytes from one streaming GET
+ * per sequential run (from the first sequential read's offset to the end of the object) instead of
+ * one ranged GET per block; blocks then start where the run is instead of being shifted to the
+ * object's end. Positioned reads and non-sequential reads are unchanged. See {@link
+ * ReadOptions#withSequentialStreaming} for the consistency difference.
+ *
  * <p><b>Consistency.</b> By default the stream is pinned to the ETag the object had at open: if the
  * object is replaced, the next request fails with {@link PreconditionFailedException}.
  *
@@ -69,6 +76,8 @@ public final class SeekableObjectInputStream extends InputStream {
     private final long length;
     private final String ifMatch;
     private final boolean readAhead;
+    /** The streaming GET of sequential runs, or {@code null} when off. */
+    private final SequentialGet sequentialGet;
     /** The current block; swapped with {@code spare} when a prefetch is taken. */
     private byte[] block;
     /** The second buffer: the target of the prefetch (or of a discarded one still running). */
@@ -97,6 +106,10 @@ public final class SeekableObjectInputStream extends InputStream {
         this.length = length;
         this.ifMatch = options.pinnedETag() ? eTag : null;
         this.readAhead = options.readAhead();
+        this.sequentialGet =
+                options.sequentialStreaming() && length > 0
+                        ? new SequentialGet(store, path, length, ifMatch)
+                        : null;
         this.block = new byte[(int) Math.min(options.blockSize(), Math.max(1L, length))];
     }
 
@@ -167,7 +180,7 @@ public final class SeekableObjectInputStream extends InputStream {
             if (takePrefetch(pos)) {
                 sequential = true; // the prefetched block was reached: keep the chain going
             } else {
-                fill(pos);
+                fill(pos, sequential);
             }
             if (sequential) {
                 startPrefetch(blockStart + blockLength);
@@ -231,6 +244,14 @@ public final class SeekableObjectInputStream extends InputStream {
                 } else if (takePrefetch(p)) {
                     loaded = true;
                     sequential = true;
+                } else if (sequential && sequentialGet != null) {
+                    nativeReads.incrementAndGet();
+                    int k = sequentialGet.read(p, dst, dst.position() + done, n - done);
+                    if (k < n - done) {
+                        throw truncated(p + k);
+                    }
+                    loaded = true;
+                    done = n;
                 } else {
                     directRange(p, dst, dst.position() + done, n - done);
                     loaded = true;
@@ -329,6 +350,9 @@ public final class SeekableObjectInputStream extends InputStream {
     public void close() {
         closed = true;
         blockLength = 0;
+        if (sequentialGet != null) {
+            sequentialGet.close();
+        }
         if (prefetch != null) {
             discardPrefetch();
         }
@@ -354,6 +378,11 @@ public final class SeekableObjectInputStream extends InputStream {
     /** Native range requests made so far (tests: small reads must not cross JNI each). */
     long nativeReads() {
         return nativeReads.get();
+    }
+
+    /** Streaming GETs opened so far (tests, benchmarks); 0 when streaming is off. */
+    long streamingGets() {
+        return sequentialGet == null ? 0 : sequentialGet.opens();
     }
 
     /** Blocks served by a prefetch so far (tests). */
@@ -410,11 +439,11 @@ public final class SeekableObjectInputStream extends InputStream {
                 loaded = true;
                 sequential = true;
             } else if (n >= block.length) {
-                directRange(p, b, off, n);
+                fetch(p, b, off, n, sequential);
                 loaded = true;
                 break;
             } else {
-                fill(p);
+                fill(p, sequential);
                 loaded = true;
             }
         }
@@ -445,19 +474,46 @@ public final class SeekableObjectInputStream extends InputStream {
                 directRange(p, b, off, n);
                 return;
             } else {
-                fill(p);
+                fill(p, false);
             }
         }
     }
 
-    /** Loads the block holding {@code p}, shifted to end at the object's end if need be. */
-    private void fill(long p) throws IOException {
-        long start = Math.max(0L, Math.min(p, length - block.length));
+    /**
+     * Loads the block holding {@code p}: shifted to end at the object's end if need be, or, for a
+     * sequential read with streaming on, starting at {@code p} (where the open GET is).
+     */
+    private void fill(long p, boolean sequential) throws IOException {
+        long start = blockFor(p, sequential);
         int n = (int) Math.min(block.length, length - start);
         blockLength = 0;
-        directRange(start, block, 0, n);
+        fetch(start, block, 0, n, sequential);
         blockStart = start;
         blockLength = n;
+    }
+
+    /** Start of the block read for {@code p}; see {@link #fill}. */
+    private long blockFor(long p, boolean sequential) {
+        if (sequential && sequentialGet != null) {
+            return p;
+        }
+        return Math.max(0L, Math.min(p, length - block.length));
+    }
+
+    /**
+     * Reads exactly {@code [p, p + n)}: from the streaming GET when the read is sequential and
+     * streaming is on, else with ranged GETs.
+     */
+    private void fetch(long p, byte[] b, int off, int n, boolean sequential) throws IOException {
+        if (!sequential || sequentialGet == null) {
+            directRange(p, b, off, n);
+            return;
+        }
+        nativeReads.incrementAndGet();
+        int k = sequentialGet.read(p, b, off, n);
+        if (k < n) {
+            throw truncated(p + k);
+        }
     }
 
     // ---------------------------------------------------------------------------------------
@@ -468,7 +524,7 @@ public final class SeekableObjectInputStream extends InputStream {
         if (!readAhead || closed || next >= length) {
             return;
         }
-        long start = Math.max(0L, Math.min(next, length - block.length));
+        long start = blockFor(next, true);
         int n = (int) Math.min(block.length, length - start);
         if (prefetch != null) {
             if (prefetch.start == start && prefetch.n == n) {
@@ -591,7 +647,7 @@ public final class SeekableObjectInputStream extends InputStream {
         public void run() {
             try {
                 if (!discarded) {
-                    directRange(start, buf, 0, n);
+                    fetch(start, buf, 0, n, true);
                 }
             } catch (Throwable t) {
                 failure = t;

@@ -290,6 +290,23 @@ public final class LocalS3Server implements AutoCloseable {
      */
     public static LocalS3Server start(Path binary, String bucket, Path log)
             throws IOException {
+        return start(binary, bucket, log, false);
+    }
+
+    /**
+     * Starts {@code binary} as {@link #start(Path, String, Path)} does, optionally in throughput
+     * mode ({@code --in-memory}: objects on {@code /dev/shm}, no disk; authentication checked as
+     * always), which the benchmarks use so that the endpoint is not what they measure.
+     *
+     * @param binary the {@code local-s3} executable
+     * @param bucket the bucket the endpoint creates at start
+     * @param log file that receives the endpoint's stderr (appended), or {@code null} to discard it
+     * @param inMemory {@code true} for throughput mode
+     * @return the running endpoint
+     * @throws IOException if it cannot be started or does not announce itself in time
+     */
+    public static LocalS3Server start(Path binary, String bucket, Path log, boolean inMemory)
+            throws IOException {
         if (!Files.isRegularFile(binary)) {
             throw new IOException("local-s3 binary not found: " + binary);
         }
@@ -300,6 +317,9 @@ public final class LocalS3Server implements AutoCloseable {
         command.add("--bucket");
         command.add(bucket);
         command.add("--exit-on-stdin-eof");
+        if (inMemory) {
+            command.add("--in-memory");
+        }
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.redirectInput(ProcessBuilder.Redirect.PIPE);
         pb.redirectOutput(ProcessBuilder.Redirect.PIPE);

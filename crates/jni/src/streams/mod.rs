@@ -30,6 +30,21 @@
 //! // ranges are fetched with one request.
 //! static native byte[][] getRanges(long store, String path, long[] starts, long[] ends);
 //!
+//! // A sequential reader: ONE GET of [position, end) (cut at the object's end; empty when
+//! // position is at or past it) whose body readerRead copies out incrementally, so a long
+//! // sequential read costs one request and the connection keeps streaming between calls
+//! // (what the kernel's socket buffer holds is the read-ahead). Signed, like every request,
+//! // with the credential current when it is sent; with ifMatch, a changed object throws
+//! // PreconditionFailedException here. end <= position: IllegalArgumentException.
+//! static native long readerOpen(long store, String path, long position, long end,
+//!                               String ifMatch);
+//! // Copies the next bytes of the body into buf[off, off+len), waiting for them: exactly len
+//! // bytes unless the body ends first; -1 when it has ended (len > 0), 0 when len == 0.
+//! static native int readerRead(long reader, byte[] buf, int off, int len);
+//! static native int readerReadDirect(long reader, java.nio.ByteBuffer buf, int off, int len);
+//! // Drops the body (and its connection). A no-op on a closed or unknown handle.
+//! static native void readerClose(long reader);
+//!
 //! // A writer: one PUT when the data fits in one part, else a multipart upload whose parts
 //! // upload while the caller writes. partSize <= 0: 5 MiB (S3 refuses less than 5 MiB:
 //! // InvalidOptionsException naming part_size); maxConcurrency <= 0: 8. Memory held:
@@ -78,15 +93,18 @@
 //! alive until it is closed, even if the store handle is closed first. Handles are not
 //! thread-confined; concurrent calls on one writer or lister run one at a time.
 
+mod read;
+mod write;
+
 use std::sync::Arc;
 
-use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 use once_cell::sync::Lazy;
 use tokio::sync::Mutex;
 
-use vended_storage::io::{ObjectLister, ObjectWriter, WriteMode, WriteResult, WriterOptions};
+use vended_storage::io::{ObjectLister, WriteMode, WriteResult};
 
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
@@ -94,28 +112,30 @@ use crate::{
     block_on, info_strings, optional_string, store, string_arg, string_array, BridgeResult,
 };
 
-/// Open writers.
-static WRITERS: Lazy<HandleTable<Mutex<ObjectWriter>>> = Lazy::new(HandleTable::default);
 /// Open listings.
 static LISTERS: Lazy<HandleTable<Mutex<ObjectLister>>> = Lazy::new(HandleTable::default);
 
-/// Largest Java array (HotSpot refuses `Integer.MAX_VALUE - 2` and above on some heaps).
-const MAX_JAVA_ARRAY: u64 = i32::MAX as u64 - 8;
+pub(super) const MAX_JAVA_ARRAY: u64 = i32::MAX as u64 - 8;
 /// Entries per `listNext` when the caller gives none.
 const DEFAULT_PAGE: usize = 1000;
 
-fn as_jbytes(b: &[u8]) -> &[i8] {
+pub(super) fn as_jbytes(b: &[u8]) -> &[i8] {
     // SAFETY: u8 and i8 have the same size and alignment; every bit pattern is valid for both.
     unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len()) }
 }
 
-fn as_jbytes_mut(b: &mut [u8]) -> &mut [i8] {
+pub(super) fn as_jbytes_mut(b: &mut [u8]) -> &mut [i8] {
     // SAFETY: as in `as_jbytes`; the borrow is exclusive.
     unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast(), b.len()) }
 }
 
 /// Checks `[off, off + len)` lies within `capacity` elements; returns them as `usize`.
-fn region(off: jint, len: jint, capacity: usize, what: &str) -> BridgeResult<(usize, usize)> {
+pub(super) fn region(
+    off: jint,
+    len: jint,
+    capacity: usize,
+    what: &str,
+) -> BridgeResult<(usize, usize)> {
     if off < 0 || len < 0 || off as u64 + len as u64 > capacity as u64 {
         return Err(BridgeError::Argument(format!(
             "off {off} and len {len} are outside the {what} of {capacity} bytes"
@@ -124,7 +144,7 @@ fn region(off: jint, len: jint, capacity: usize, what: &str) -> BridgeResult<(us
     Ok((off as usize, len as usize))
 }
 
-fn array_region(
+pub(super) fn array_region(
     env: &Env<'_>,
     array: &JByteArray<'_>,
     off: jint,
@@ -144,7 +164,7 @@ fn array_region(
 /// concurrently (documented on the Java side).
 // The slice is Java memory reached through the buffer reference, not borrowed from it.
 #[allow(clippy::mut_from_ref)]
-unsafe fn direct_region<'a>(
+pub(super) unsafe fn direct_region<'a>(
     env: &Env<'_>,
     buf: &'a JByteBuffer<'_>,
     off: jint,
@@ -169,11 +189,15 @@ unsafe fn direct_region<'a>(
     Ok(unsafe { std::slice::from_raw_parts_mut(address.add(off), len) })
 }
 
-fn position(p: jlong) -> BridgeResult<u64> {
+pub(super) fn position(p: jlong) -> BridgeResult<u64> {
     u64::try_from(p).map_err(|_| BridgeError::Argument(format!("position {p} must be >= 0")))
 }
 
-fn write_mode(env: &Env<'_>, mode: jint, e_tag: &JString<'_>) -> BridgeResult<WriteMode> {
+pub(super) fn write_mode(
+    env: &Env<'_>,
+    mode: jint,
+    e_tag: &JString<'_>,
+) -> BridgeResult<WriteMode> {
     match mode {
         0 => Ok(WriteMode::Overwrite),
         1 => Ok(WriteMode::Create),
@@ -184,353 +208,8 @@ fn write_mode(env: &Env<'_>, mode: jint, e_tag: &JString<'_>) -> BridgeResult<Wr
     }
 }
 
-fn writer(handle: jlong) -> BridgeResult<Arc<Mutex<ObjectWriter>>> {
-    WRITERS
-        .get(handle)
-        .ok_or(BridgeError::Closed("object writer"))
-}
-
-fn write_result<'l>(env: &mut Env<'l>, r: &WriteResult) -> BridgeResult<JObject<'l>> {
+pub(super) fn write_result<'l>(env: &mut Env<'l>, r: &WriteResult) -> BridgeResult<JObject<'l>> {
     string_array(env, [r.e_tag.clone(), r.version.clone()].into_iter())
-}
-
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRange<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-    pos: jlong,
-    if_match: JString<'l>,
-    buf: JByteArray<'l>,
-    off: jint,
-    len: jint,
-) -> jint {
-    env.with_env(|env| -> BridgeResult<jint> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        let start = position(pos)?;
-        let if_match = optional_string(env, &if_match)?;
-        let (off, len) = array_region(env, &buf, off, len)?;
-        if len == 0 {
-            return Ok(0);
-        }
-        block_on(async {
-            let mut body = store
-                .read_range(&path, start..start + len as u64, if_match.as_deref())
-                .await?;
-            if body.is_empty() {
-                return Ok(-1);
-            }
-            let mut filled = 0usize;
-            while let Some(chunk) = body.next_chunk().await? {
-                let n = chunk.len().min(len - filled);
-                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk[..n]))?;
-                filled += n;
-                if filled == len {
-                    break;
-                }
-            }
-            Ok(filled as jint)
-        })?
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRangeDirect<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-    pos: jlong,
-    if_match: JString<'l>,
-    buf: JByteBuffer<'l>,
-    off: jint,
-    len: jint,
-) -> jint {
-    env.with_env(|env| -> BridgeResult<jint> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        let start = position(pos)?;
-        let if_match = optional_string(env, &if_match)?;
-        // SAFETY: used only within this call; see `direct_region`.
-        let target = unsafe { direct_region(env, &buf, off, len)? };
-        if target.is_empty() {
-            return Ok(0);
-        }
-        let end = start + target.len() as u64;
-        block_on(async {
-            let mut body = store
-                .read_range(&path, start..end, if_match.as_deref())
-                .await?;
-            if body.is_empty() {
-                return Ok(-1);
-            }
-            Ok(body.read_into(target).await? as jint)
-        })?
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-) -> JByteArray<'l> {
-    env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        block_on(async {
-            let mut body = store.get_body(&path).await?;
-            if body.len() > MAX_JAVA_ARRAY {
-                return Err(BridgeError::Argument(format!(
-                    "the object of {} bytes does not fit in a Java array; read it in ranges",
-                    body.len()
-                )));
-            }
-            let array = env.new_byte_array(body.len() as usize)?;
-            let mut filled = 0usize;
-            while let Some(chunk) = body.next_chunk().await? {
-                array.set_region(env, filled as jint, as_jbytes(&chunk))?;
-                filled += chunk.len();
-            }
-            Ok(array)
-        })?
-    })
-    .resolve::<ThrowJava>()
-}
-
-fn too_small(size: u64, len: usize) -> BridgeError {
-    BridgeError::Storage(vended_storage::Error::invalid_option(
-        "buffer",
-        format!("the object of {size} bytes does not fit in a buffer of {len} bytes"),
-    ))
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_getInto<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-    buf: JByteArray<'l>,
-    off: jint,
-    len: jint,
-) -> jlong {
-    env.with_env(|env| -> BridgeResult<jlong> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        let (off, len) = array_region(env, &buf, off, len)?;
-        block_on(async {
-            let mut body = store.get_body(&path).await?;
-            let size = body.len();
-            if size > len as u64 {
-                return Err(too_small(size, len));
-            }
-            let mut filled = 0usize;
-            while let Some(chunk) = body.next_chunk().await? {
-                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk))?;
-                filled += chunk.len();
-            }
-            Ok(size as jlong)
-        })?
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_getIntoDirect<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-    buf: JByteBuffer<'l>,
-    off: jint,
-    len: jint,
-) -> jlong {
-    env.with_env(|env| -> BridgeResult<jlong> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        // SAFETY: used only within this call; see `direct_region`.
-        let target = unsafe { direct_region(env, &buf, off, len)? };
-        let size = block_on(store.get_into(&path, target))??;
-        Ok(size as jlong)
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-    starts: JLongArray<'l>,
-    ends: JLongArray<'l>,
-) -> JObject<'l> {
-    env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        if starts.is_null() || ends.is_null() {
-            return Err(BridgeError::Argument(
-                "starts and ends must not be null".into(),
-            ));
-        }
-        let n = starts.len(env)?;
-        if ends.len(env)? != n {
-            return Err(BridgeError::Argument(
-                "starts and ends differ in length".into(),
-            ));
-        }
-        let mut s = vec![0i64; n];
-        let mut e = vec![0i64; n];
-        starts.get_region(env, 0, &mut s)?;
-        ends.get_region(env, 0, &mut e)?;
-        let mut ranges = Vec::with_capacity(n);
-        for (a, b) in s.into_iter().zip(e) {
-            if a < 0 || b <= a {
-                return Err(BridgeError::Argument(format!(
-                    "invalid range [{a}, {b}): start must be >= 0 and end > start"
-                )));
-            }
-            if (b - a) as u64 > MAX_JAVA_ARRAY {
-                return Err(BridgeError::Argument(format!(
-                    "range [{a}, {b}) does not fit in a Java array"
-                )));
-            }
-            ranges.push(a as u64..b as u64);
-        }
-        let parts = block_on(store.get_ranges(&path, &ranges))??;
-        let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
-        for (i, part) in parts.iter().enumerate() {
-            env.with_local_frame(2, |env| -> BridgeResult<()> {
-                let array = env.byte_array_from_slice(part)?;
-                result.set_element(env, i, &array)?;
-                Ok(())
-            })?;
-        }
-        Ok(result.into())
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerOpen<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    path: JString<'l>,
-    part_size: jlong,
-    max_concurrency: jint,
-    mode: jint,
-    e_tag: JString<'l>,
-) -> jlong {
-    env.with_env(|env| -> BridgeResult<jlong> {
-        let store = store(handle)?;
-        let path = string_arg(env, &path, "path")?;
-        let defaults = WriterOptions::default();
-        let options = WriterOptions {
-            part_size: if part_size > 0 {
-                usize::try_from(part_size).unwrap_or(usize::MAX)
-            } else {
-                defaults.part_size
-            },
-            max_concurrency: if max_concurrency > 0 {
-                max_concurrency as usize
-            } else {
-                defaults.max_concurrency
-            },
-            mode: write_mode(env, mode, &e_tag)?,
-        };
-        // Inside the runtime, so that a writer dropped unfinished aborts there.
-        let _guard = crate::runtime::runtime()?.enter();
-        let w = store.writer(&path, options)?;
-        Ok(WRITERS.insert(Arc::new(Mutex::new(w))))
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerWrite<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    b: JByteArray<'l>,
-    off: jint,
-    len: jint,
-) {
-    env.with_env(|env| -> BridgeResult<()> {
-        let w = writer(handle)?;
-        let (off, len) = array_region(env, &b, off, len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        // One copy: from the Java array into an owned buffer the part keeps.
-        let mut data = vec![0u8; len];
-        b.get_region(env, off as jint, as_jbytes_mut(&mut data))?;
-        block_on(async { w.lock().await.put(data.into()).await })??;
-        Ok(())
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerWriteDirect<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    b: JByteBuffer<'l>,
-    off: jint,
-    len: jint,
-) {
-    env.with_env(|env| -> BridgeResult<()> {
-        let w = writer(handle)?;
-        // SAFETY: used only within this call; see `direct_region`.
-        let source = unsafe { direct_region(env, &b, off, len)? };
-        if source.is_empty() {
-            return Ok(());
-        }
-        let source: &[u8] = source;
-        block_on(async { w.lock().await.write(source).await })??;
-        Ok(())
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerClose<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) -> JObject<'l> {
-    env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let w = WRITERS
-            .remove(handle)
-            .ok_or(BridgeError::Closed("object writer"))?;
-        let result = block_on(async { w.lock().await.finish().await })??;
-        write_result(env, &result)
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerAbort<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> BridgeResult<()> {
-        if let Some(w) = WRITERS.remove(handle) {
-            block_on(async { w.lock().await.abort().await })??;
-        }
-        Ok(())
-    })
-    .resolve::<ThrowJava>()
 }
 
 #[unsafe(no_mangle)]

@@ -1,0 +1,377 @@
+//! Reads into Java buffers: ranged reads, whole objects, vectored ranges, and sequential
+//! readers (one streaming GET read incrementally); see the module above for the Java
+//! declarations.
+
+use std::sync::Arc;
+
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jint, jlong};
+use jni::EnvUnowned;
+use once_cell::sync::Lazy;
+use tokio::sync::Mutex;
+
+use vended_storage::io::ObjectBody;
+
+use super::{array_region, as_jbytes, direct_region, position, MAX_JAVA_ARRAY};
+use crate::errors::{BridgeError, ThrowJava};
+use crate::handles::HandleTable;
+use crate::{block_on, optional_string, store, string_arg, BridgeResult};
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRange<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    pos: jlong,
+    if_match: JString<'l>,
+    buf: JByteArray<'l>,
+    off: jint,
+    len: jint,
+) -> jint {
+    env.with_env(|env| -> BridgeResult<jint> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let start = position(pos)?;
+        let if_match = optional_string(env, &if_match)?;
+        let (off, len) = array_region(env, &buf, off, len)?;
+        if len == 0 {
+            return Ok(0);
+        }
+        block_on(async {
+            let mut body = store
+                .read_range(&path, start..start + len as u64, if_match.as_deref())
+                .await?;
+            if body.is_empty() {
+                return Ok(-1);
+            }
+            let mut filled = 0usize;
+            while let Some(chunk) = body.next_chunk().await? {
+                let n = chunk.len().min(len - filled);
+                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk[..n]))?;
+                filled += n;
+                if filled == len {
+                    break;
+                }
+            }
+            Ok(filled as jint)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRangeDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    pos: jlong,
+    if_match: JString<'l>,
+    buf: JByteBuffer<'l>,
+    off: jint,
+    len: jint,
+) -> jint {
+    env.with_env(|env| -> BridgeResult<jint> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let start = position(pos)?;
+        let if_match = optional_string(env, &if_match)?;
+        // SAFETY: used only within this call; see `direct_region`.
+        let target = unsafe { direct_region(env, &buf, off, len)? };
+        if target.is_empty() {
+            return Ok(0);
+        }
+        let end = start + target.len() as u64;
+        block_on(async {
+            let mut body = store
+                .read_range(&path, start..end, if_match.as_deref())
+                .await?;
+            if body.is_empty() {
+                return Ok(-1);
+            }
+            Ok(body.read_into(target).await? as jint)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+) -> JByteArray<'l> {
+    env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        block_on(async {
+            let mut body = store.get_body(&path).await?;
+            if body.len() > MAX_JAVA_ARRAY {
+                return Err(BridgeError::Argument(format!(
+                    "the object of {} bytes does not fit in a Java array; read it in ranges",
+                    body.len()
+                )));
+            }
+            let array = env.new_byte_array(body.len() as usize)?;
+            let mut filled = 0usize;
+            while let Some(chunk) = body.next_chunk().await? {
+                array.set_region(env, filled as jint, as_jbytes(&chunk))?;
+                filled += chunk.len();
+            }
+            Ok(array)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+fn too_small(size: u64, len: usize) -> BridgeError {
+    BridgeError::Storage(vended_storage::Error::invalid_option(
+        "buffer",
+        format!("the object of {size} bytes does not fit in a buffer of {len} bytes"),
+    ))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getInto<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    buf: JByteArray<'l>,
+    off: jint,
+    len: jint,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let (off, len) = array_region(env, &buf, off, len)?;
+        block_on(async {
+            let mut body = store.get_body(&path).await?;
+            let size = body.len();
+            if size > len as u64 {
+                return Err(too_small(size, len));
+            }
+            let mut filled = 0usize;
+            while let Some(chunk) = body.next_chunk().await? {
+                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk))?;
+                filled += chunk.len();
+            }
+            Ok(size as jlong)
+        })?
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getIntoDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    buf: JByteBuffer<'l>,
+    off: jint,
+    len: jint,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        // SAFETY: used only within this call; see `direct_region`.
+        let target = unsafe { direct_region(env, &buf, off, len)? };
+        let size = block_on(store.get_into(&path, target))??;
+        Ok(size as jlong)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    starts: JLongArray<'l>,
+    ends: JLongArray<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        if starts.is_null() || ends.is_null() {
+            return Err(BridgeError::Argument(
+                "starts and ends must not be null".into(),
+            ));
+        }
+        let n = starts.len(env)?;
+        if ends.len(env)? != n {
+            return Err(BridgeError::Argument(
+                "starts and ends differ in length".into(),
+            ));
+        }
+        let mut s = vec![0i64; n];
+        let mut e = vec![0i64; n];
+        starts.get_region(env, 0, &mut s)?;
+        ends.get_region(env, 0, &mut e)?;
+        let mut ranges = Vec::with_capacity(n);
+        for (a, b) in s.into_iter().zip(e) {
+            if a < 0 || b <= a {
+                return Err(BridgeError::Argument(format!(
+                    "invalid range [{a}, {b}): start must be >= 0 and end > start"
+                )));
+            }
+            if (b - a) as u64 > MAX_JAVA_ARRAY {
+                return Err(BridgeError::Argument(format!(
+                    "range [{a}, {b}) does not fit in a Java array"
+                )));
+            }
+            ranges.push(a as u64..b as u64);
+        }
+        let parts = block_on(store.get_ranges(&path, &ranges))??;
+        let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
+        for (i, part) in parts.iter().enumerate() {
+            env.with_local_frame(2, |env| -> BridgeResult<()> {
+                let array = env.byte_array_from_slice(part)?;
+                result.set_element(env, i, &array)?;
+                Ok(())
+            })?;
+        }
+        Ok(result.into())
+    })
+    .resolve::<ThrowJava>()
+}
+
+/// One streaming GET read incrementally.
+struct Reader {
+    body: ObjectBody,
+}
+
+impl Reader {
+    /// Copies the next bytes of the body through `put(offset, bytes)` until `len` bytes are
+    /// copied or the body ends; returns how many were copied.
+    async fn fill(
+        &mut self,
+        len: usize,
+        mut put: impl FnMut(usize, &[u8]) -> BridgeResult<()>,
+    ) -> BridgeResult<usize> {
+        let mut filled = 0;
+        while filled < len {
+            let Some(chunk) = self.body.next_chunk_max(len - filled).await? else {
+                break;
+            };
+            put(filled, &chunk)?;
+            filled += chunk.len();
+        }
+        Ok(filled)
+    }
+}
+
+/// Open sequential readers.
+static READERS: Lazy<HandleTable<Mutex<Reader>>> = Lazy::new(HandleTable::default);
+
+fn reader(handle: jlong) -> BridgeResult<Arc<Mutex<Reader>>> {
+    READERS
+        .get(handle)
+        .ok_or(BridgeError::Closed("sequential reader"))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerOpen<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    pos: jlong,
+    end: jlong,
+    if_match: JString<'l>,
+) -> jlong {
+    env.with_env(|env| -> BridgeResult<jlong> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        let start = position(pos)?;
+        let end = position(end)?;
+        if end <= start {
+            return Err(BridgeError::Argument(format!(
+                "end {end} must be above position {start}"
+            )));
+        }
+        let if_match = optional_string(env, &if_match)?;
+        let body = block_on(store.read_range(&path, start..end, if_match.as_deref()))??;
+        Ok(READERS.insert(Arc::new(Mutex::new(Reader { body }))))
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerRead<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    buf: JByteArray<'l>,
+    off: jint,
+    len: jint,
+) -> jint {
+    env.with_env(|env| -> BridgeResult<jint> {
+        let r = reader(handle)?;
+        let (off, len) = array_region(env, &buf, off, len)?;
+        if len == 0 {
+            return Ok(0);
+        }
+        let filled = block_on(async {
+            r.lock()
+                .await
+                .fill(len, |at, bytes| {
+                    Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
+                })
+                .await
+        })??;
+        Ok(if filled == 0 { -1 } else { filled as jint })
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerReadDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    buf: JByteBuffer<'l>,
+    off: jint,
+    len: jint,
+) -> jint {
+    env.with_env(|env| -> BridgeResult<jint> {
+        let r = reader(handle)?;
+        // SAFETY: used only within this call; see `direct_region`.
+        let target = unsafe { direct_region(env, &buf, off, len)? };
+        if target.is_empty() {
+            return Ok(0);
+        }
+        let len = target.len();
+        let filled = block_on(async {
+            r.lock()
+                .await
+                .fill(len, |at, bytes| {
+                    target[at..at + bytes.len()].copy_from_slice(bytes);
+                    Ok(())
+                })
+                .await
+        })??;
+        Ok(if filled == 0 { -1 } else { filled as jint })
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerClose<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> BridgeResult<()> {
+        // Dropping the body closes its connection (the rest of the range is never read).
+        READERS.remove(handle);
+        Ok(())
+    })
+    .resolve::<ThrowJava>()
+}

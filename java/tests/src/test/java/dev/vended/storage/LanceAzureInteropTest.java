@@ -209,7 +209,9 @@ class LanceAzureInteropTest {
                                 () -> {
                                     for (long n = 0; System.nanoTime() < deadline; n++) {
                                         String path = "java-io/w" + id + "/" + n;
-                                        byte[] body = ("worker " + id + " " + n).getBytes(StandardCharsets.UTF_8);
+                                        byte[] body =
+                                                ("worker " + id + " " + n)
+                                                        .getBytes(StandardCharsets.UTF_8);
                                         try {
                                             if (!Arrays.equals(table, store.get(file.path()))) {
                                                 failures.add(file.path() + ": wrong bytes");

@@ -5,10 +5,13 @@
 //! (`MicrosoftAzure::delete_stream` → `bulk_delete_request`, a `POST ?comp=batch` even for one
 //! key) and has neither a single-delete request nor an option to disable batching (S3 has
 //! `aws_disable_bulk_delete`). A batch is authorized differently from a plain delete (a SAS needs
-//! the account-level `srt=s` resource type, some emulators answer 500), so a delete of one blob
+//! the account-level `srt=s` resource type; Azurite 3.35.0 answers a bodiless 500 to a container
+//! batch under any account SAS, having no account-SAS permission entry for
+//! `Container_SubmitBatch`, while it serves one under a container SAS), so a delete of one blob
 //! is sent here as [Delete Blob] (`DELETE <container URL>/<path>`), signed by `object_store`'s
 //! own public [`AzureAuthorizer`] with the store's current credential, over the store's shared
-//! HTTP client. Several keys still go through `object_store`'s batch delete.
+//! HTTP client. Several keys still go through `object_store`'s batch delete (tested against
+//! Azurite with a container SAS: tests/azure_batch_delete.rs).
 //!
 //! [Delete Blob]: https://learn.microsoft.com/en-us/rest/api/storageservices/delete-blob
 

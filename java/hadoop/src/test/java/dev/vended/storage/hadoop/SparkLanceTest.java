@@ -323,6 +323,6 @@ class SparkLanceTest {
         assertTrue(
                 describes <= perWindowBound(elapsed),
                 describes + " describes in " + elapsed + " ms");
-        assertTrue(describes * 10 < tasks, describes + " describes for " + tasks + " tasks");
+        assertTrue(describes * 5 < tasks, describes + " describes for " + tasks + " tasks");
     }
 }

@@ -38,9 +38,8 @@ if s3_endpoint:  # the catalog vends credentials only; the endpoint is the clien
     )
 spark = builder.getOrCreate()
 
-spark.range(0, 100_000).selectExpr("id", "id * 2 AS v").repartition(4).write.mode(
-    "overwrite"
-).parquet(location)
+df = spark.range(0, 100_000).selectExpr("id", "id * 2 AS v")
+df.write.mode("overwrite").parquet(location)
 row = spark.read.parquet(location).selectExpr("count(*) AS n", "sum(v) AS total").first()
 # endregion
 

@@ -8,6 +8,7 @@
 //! | call | what it does |
 //! |---|---|
 //! | [`VendedStore::read_range`] | one ranged GET as an [`ObjectBody`] (chunks as they arrive) |
+//! | [`ObjectBody::read_ahead`] | the same body received ahead of its reader by a task, within a byte budget |
 //! | [`VendedStore::read_range_into`] | one ranged GET into a caller's `&mut [u8]` (one copy) |
 //! | [`VendedStore::get_body`] / [`VendedStore::get_into`] | a whole object, streamed / into a presized buffer |
 //! | [`VendedStore::get_ranges`] | several ranges of one object (`object_store` coalesces close ones) |
@@ -23,10 +24,12 @@
 mod list;
 mod ops;
 mod read;
+mod read_ahead;
 mod write;
 
 pub use list::{DelimitedListing, ObjectLister};
 pub use read::ObjectBody;
+pub use read_ahead::ReadAheadBody;
 pub use write::{ObjectWriter, WriteMode, WriteResult, WriterOptions};
 
 use object_store::path::Path;

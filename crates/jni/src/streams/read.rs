@@ -10,7 +10,7 @@ use jni::EnvUnowned;
 use once_cell::sync::Lazy;
 use tokio::sync::Mutex;
 
-use vended_storage::io::ObjectBody;
+use vended_storage::io::ReadAheadBody;
 
 use super::{array_region, as_jbytes, direct_region, position, MAX_JAVA_ARRAY};
 use crate::errors::{BridgeError, ThrowJava};
@@ -242,9 +242,12 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
     .resolve::<ThrowJava>()
 }
 
-/// One streaming GET read incrementally.
+/// Bytes a sequential reader's GET is received ahead of Java (besides one network chunk).
+const READER_AHEAD: usize = 8 << 20;
+
+/// One streaming GET read incrementally, received up to [`READER_AHEAD`] bytes ahead.
 struct Reader {
-    body: ObjectBody,
+    body: ReadAheadBody,
 }
 
 impl Reader {
@@ -297,7 +300,12 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerOpen<'l>(
             )));
         }
         let if_match = optional_string(env, &if_match)?;
-        let body = block_on(store.read_range(&path, start..end, if_match.as_deref()))??;
+        let body = block_on(async {
+            let body = store
+                .read_range(&path, start..end, if_match.as_deref())
+                .await?;
+            Ok::<_, vended_storage::Error>(body.read_ahead(READER_AHEAD))
+        })??;
         Ok(READERS.insert(Arc::new(Mutex::new(Reader { body }))))
     })
     .resolve::<ThrowJava>()

@@ -99,8 +99,9 @@ public final class ReadOptions {
      * send one ranged GET for their block (a Parquet footer read opens no long GET).
      *
      * <p>This is how long scans reach the link's rate: one request instead of one per block.
-     * Memory does not grow: the blocks stay as with {@link #withReadAhead}, and the native side
-     * holds at most one network chunk. The difference in consistency: with a pinned ETag, a GET
+     * The read-ahead is then native, replacing {@link #withReadAhead}'s prefetch: the open GET is
+     * received up to 8 MiB (plus one network chunk) ahead of the reader, so a stream holds one
+     * block in Java and at most about 8 MiB natively. The difference in consistency: with a pinned ETag, a GET
      * already open keeps delivering the version it started on (the endpoint serves one version
      * per GET), so an object replaced mid-run fails with {@link PreconditionFailedException} only
      * at the next GET (after a seek), not at the next block.

@@ -47,10 +47,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * daemon threads named {@code vended-storage-readahead-N} that exit after 30 s idle.
  *
  * <p><b>Sequential streaming.</b> With {@link ReadOptions#withSequentialStreaming} (off by
- * default), sequential stream reads and their prefetches take their bytes from one streaming GET
- * per sequential run (from the first sequential read's offset to the end of the object) instead of
- * one ranged GET per block; blocks then start where the run is instead of being shifted to the
- * object's end. Positioned reads and non-sequential reads are unchanged. See {@link
+ * default), sequential stream reads take their bytes from one streaming GET per sequential run
+ * (from the first sequential read's offset to the end of the object) instead of one ranged GET per
+ * block; blocks then start where the run is instead of being shifted to the object's end. The
+ * read-ahead is then native (the GET is received up to 8 MiB ahead of the reader) and no Java
+ * prefetch runs. Positioned reads and non-sequential reads are unchanged. See {@link
  * ReadOptions#withSequentialStreaming} for the consistency difference.
  *
  * <p><b>Consistency.</b> By default the stream is pinned to the ETag the object had at open: if the
@@ -521,7 +522,8 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /** Sends the GET of the block starting at {@code next} (shifted like {@link #fill}). */
     private void startPrefetch(long next) {
-        if (!readAhead || closed || next >= length) {
+        // With streaming, the read-ahead is native (the open GET is received ahead of the reader).
+        if (!readAhead || sequentialGet != null || closed || next >= length) {
             return;
         }
         long start = blockFor(next, true);

@@ -9,9 +9,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * ReadOptions#withSequentialStreaming}): a read at the offset where the previous one ended takes
  * the next bytes of the GET already open; a read anywhere else closes it and opens {@code [p,
  * length)} with a new GET, signed with the credential current at that moment and pinned to the
- * stream's ETag. Between reads the connection keeps streaming into the kernel's socket buffer,
- * which is the read-ahead (no Java-side buffer beyond the caller's). Native memory held: at most
- * one network chunk.
+ * stream's ETag. Between reads a native task keeps receiving the GET, up to 8 MiB ahead of the
+ * reader (the read-ahead; no Java-side buffer beyond the caller's).
  *
  * <p>A GET that fails while its body is read (a dropped connection) is reopened once at the same
  * offset; failures of opening it are those of any ranged read (same exception types).

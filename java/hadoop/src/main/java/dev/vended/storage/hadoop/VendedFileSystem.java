@@ -8,16 +8,15 @@ import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.StorageException;
 import dev.vended.storage.UncheckedStorageException;
+import dev.vended.storage.hadoop.BucketTables.Table;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.NoSuchElementException;
-import java.util.TreeSet;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CreateFlag;
@@ -54,7 +53,7 @@ import org.apache.hadoop.util.Progressable;
  * <ul>
  *   <li>{@code location}: the table's root, e.g. {@code s3://bucket/warehouse/orders/} (the
  *       scheme may be any alias of the cloud: {@code s3a://}, {@code vended://}). Required, except
- *       for a Lance table, whose catalog can give it (one describe call).
+ *       for a Lance table, whose catalog can give it (see <i>Tables located by their catalog</i>).
  *   <li>{@code provider.class}: a class implementing {@link dev.vended.storage.StorageOptionsProvider}
  *       with a public constructor {@code (Configuration, String tableName)} or a public no-arg
  *       one; looked up with the thread's context class loader, then this library's class loader,
@@ -76,6 +75,31 @@ import org.apache.hadoop.util.Progressable;
  * FileSystems by scheme, authority and user only, never by configuration): one provider and about
  * one provider call per credential lifetime per table per JVM. A path no table covers is not
  * found; the directories leading to table locations exist (read-only).
+ *
+ * <h2>Tables located by their catalog</h2>
+ *
+ * A table without a {@code location} is located by its catalog's describe, which also seeds its
+ * store: once per JVM (shared by every FileSystem instance, like the stores), at the first path
+ * operation of any instance; {@link #initialize} never calls a catalog. The rule, so that a
+ * catalog that is down never breaks the other tables:
+ *
+ * <ul>
+ *   <li>Before routing a path, each table not located yet is tried: one describe in flight per
+ *       table per JVM; after a failure, none again before a backoff (1 s doubling to 30 s; 30 s
+ *       for a failure the catalog will not heal by itself, such as 404 or 401), and an operation
+ *       never waits for a retry another thread is making.
+ *   <li>A path is routed among the <b>known</b> locations (configured, or located already): the
+ *       longest one containing it wins, and the operation proceeds with that table whatever the
+ *       state of the catalogs.
+ *   <li>A path no known location covers fails, while some table is not located, with an {@link
+ *       IOException} (not a {@link FileNotFoundException}: the path may be that table's) naming
+ *       each such table and its catalog's failure; once the catalog answers, the same FileSystem
+ *       instance serves the table.
+ *   <li>Hence, while a catalog-located table lies inside a configured table's location and its
+ *       catalog has not answered yet in this JVM, its paths are served by the enclosing table,
+ *       with that table's credentials; and listings of the directories leading to locations show
+ *       only the known ones. Configure the {@code location} of such a nested table to avoid this.
+ * </ul>
  *
  * <h2>Semantics</h2>
  *
@@ -113,16 +137,16 @@ public class VendedFileSystem extends FileSystem {
     private String vendedScheme;
     private long blockSize;
     private Path workingDir;
-    /** This bucket's tables, longest location first. */
-    private List<Table> tables;
+    /** This bucket's tables. */
+    private BucketTables tables;
 
-    /** A configured table of this bucket. */
-    private record Table(TableConfig config, TableConfig.Location location) {}
-
-    /** A resolved path: its table (or null) and its bucket key (no leading or trailing slash). */
-    private record Target(Table table, String key, Path path) {
+    /**
+     * A resolved path: its table (or null), its bucket key (no leading or trailing slash) and, when
+     * no table is known for it, the failures of the tables not located yet.
+     */
+    private record Target(Table table, String key, Path path, List<IOException> unlocated) {
         ObjectStore store(VendedFileSystem fs) throws IOException {
-            return TableStores.get(table.config, fs.getConf(), fs.vendedScheme).store();
+            return TableStores.get(table.config(), fs.getConf(), fs.vendedScheme).store();
         }
     }
 
@@ -146,18 +170,13 @@ public class VendedFileSystem extends FileSystem {
         this.vendedScheme = conf.getTrimmed(VENDED_SCHEME_KEY, "s3");
         this.cloudScheme = TableConfig.Location.cloudScheme(name.getScheme(), vendedScheme);
         this.blockSize = conf.getLongBytes(BLOCK_SIZE_KEY, DEFAULT_BLOCK_SIZE);
-        List<Table> mine = new ArrayList<>();
-        for (TableConfig t : TableConfig.all(conf).values()) {
-            TableConfig.Location loc =
-                    t.location != null
-                            ? TableConfig.Location.parse(t.location, vendedScheme)
-                            : TableStores.get(t, conf, vendedScheme).location();
-            if (loc.scheme().equals(cloudScheme) && loc.authority().equals(name.getAuthority())) {
-                mine.add(new Table(t, loc));
-            }
-        }
-        mine.sort(Comparator.comparingInt((Table t) -> t.location.prefix().length()).reversed());
-        this.tables = List.copyOf(mine);
+        this.tables =
+                new BucketTables(
+                        cloudScheme,
+                        name.getAuthority(),
+                        TableConfig.all(conf).values(),
+                        conf,
+                        vendedScheme);
         this.workingDir = makeQualified(new Path("/"));
     }
 
@@ -195,21 +214,28 @@ public class VendedFileSystem extends FileSystem {
     }
 
     /**
-     * The name of the table a path belongs to (longest matching location).
+     * The name of the table a path belongs to (longest matching known location; see the class
+     * description for tables located by their catalog).
      *
      * @param path a path of this FileSystem
-     * @return the table's configured name, or {@code null} when no table covers the path
+     * @return the table's configured name, or {@code null} when no known table covers the path
      * @throws IllegalArgumentException if the path belongs to another FileSystem
+     * @throws java.io.UncheckedIOException (of an {@link java.io.InterruptedIOException}) if
+     *     interrupted while a catalog locates a table
      */
     public String tableOf(Path path) {
-        Target t = resolve(path);
-        return t.table == null ? null : t.table.config.name;
+        try {
+            Target t = resolve(path);
+            return t.table == null ? null : t.table.config().name;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     // ---------------------------------------------------------------------------------------
     // Paths
 
-    private Target resolve(Path p) {
+    private Target resolve(Path p) throws IOException {
         Path q = makeQualified(p);
         String key = q.toUri().getPath();
         while (key.startsWith("/")) {
@@ -218,33 +244,32 @@ public class VendedFileSystem extends FileSystem {
         while (key.endsWith("/")) {
             key = key.substring(0, key.length() - 1);
         }
-        for (Table t : tables) {
-            if (t.location.contains(key)) {
-                return new Target(t, key, q);
-            }
-        }
-        return new Target(null, key, q);
+        BucketTables.Match m = tables.match(key);
+        return new Target(m.table(), key, q, m.unlocated());
     }
 
     private Path pathOf(String key) {
         return new Path(uri.getScheme(), uri.getAuthority(), "/" + key);
     }
 
-    private Target child(Target parent, String name) {
+    private Target child(Target parent, String name) throws IOException {
         String key = parent.key.isEmpty() ? name : parent.key + "/" + name;
         return resolve(pathOf(key));
     }
 
     private boolean leadsToTable(String key) {
-        for (Table t : tables) {
-            if (t.location.liesUnder(key)) {
-                return true;
-            }
-        }
-        return false;
+        return tables.leadsToTable(key);
     }
 
-    private FileNotFoundException noTable(Target t) {
+    /**
+     * The error for a path no known table covers: not found, or, while tables located by their
+     * catalog are not located, an {@link IOException} naming them and their failures (the path
+     * may be theirs).
+     */
+    private IOException noTable(Target t) {
+        if (!t.unlocated.isEmpty()) {
+            return BucketTables.unlocatedError(t.path.toString(), t.unlocated);
+        }
         return new FileNotFoundException(
                 "no table covers "
                         + t.path
@@ -267,7 +292,7 @@ public class VendedFileSystem extends FileSystem {
      * {@code prefix}).
      */
     private static boolean mayBeObject(Table table, String key) {
-        return !key.isEmpty() && !(key + "/").equals(table.location.prefix());
+        return !key.isEmpty() && !(key + "/").equals(table.location().prefix());
     }
 
     private static boolean isMarker(String key) {
@@ -385,17 +410,9 @@ public class VendedFileSystem extends FileSystem {
 
     /** The children of a directory above table locations: the next segments towards them. */
     private FileStatus[] leadingDirectories(Target t) {
-        TreeSet<String> names = new TreeSet<>();
         String base = t.key.isEmpty() ? "" : t.key + "/";
-        for (Table table : tables) {
-            String prefix = table.location.prefix();
-            if (table.location.liesUnder(t.key)) {
-                String rest = prefix.substring(base.length());
-                names.add(rest.substring(0, rest.indexOf('/')));
-            }
-        }
         List<FileStatus> out = new ArrayList<>();
-        for (String n : names) {
+        for (String n : tables.leadingNames(t.key)) {
             out.add(dirStatus(pathOf(base + n)));
         }
         return out.toArray(new FileStatus[0]);
@@ -599,7 +616,7 @@ public class VendedFileSystem extends FileSystem {
     /** Writes a marker for the parent of {@code key} when nothing else keeps it in existence. */
     private void keepParent(Target t, ObjectStore store) throws IOException {
         String parent = parentKey(t.key);
-        if (parent.isEmpty() || !t.table.location.contains(parent)) {
+        if (parent.isEmpty() || !t.table.location().contains(parent)) {
             return;
         }
         if (!hasChildren(store, parent)) {
@@ -629,7 +646,7 @@ public class VendedFileSystem extends FileSystem {
         }
         ObjectStore store = t.store(this);
         for (String a = parentKey(t.key);
-                mayBeObject(t.table, a) && t.table.location.contains(a);
+                mayBeObject(t.table, a) && t.table.location().contains(a);
                 a = parentKey(a)) {
             try {
                 store.head(a);
@@ -712,11 +729,11 @@ public class VendedFileSystem extends FileSystem {
                     "rename across tables is not supported: "
                             + s.path
                             + " ("
-                            + s.table.config.name
+                            + s.table.config().name
                             + ") to "
                             + d.path
                             + " ("
-                            + d.table.config.name
+                            + d.table.config().name
                             + ")");
         }
         if (s.key.isEmpty()) {
@@ -746,7 +763,7 @@ public class VendedFileSystem extends FileSystem {
             }
         } else {
             String parent = parentKey(d.key);
-            if (mayBeObject(d.table, parent) && d.table.location.contains(parent)) {
+            if (mayBeObject(d.table, parent) && d.table.location().contains(parent)) {
                 try {
                     s.store(this).head(parent);
                     return false; // the destination's parent is a file
@@ -787,17 +804,6 @@ public class VendedFileSystem extends FileSystem {
 
     @Override
     public String toString() {
-        StringBuilder b = new StringBuilder("VendedFileSystem{uri=").append(uri).append(", tables=[");
-        if (tables != null) {
-            for (int i = 0; i < tables.size(); i++) {
-                Table t = tables.get(i);
-                b.append(i == 0 ? "" : ", ")
-                        .append(t.config.name)
-                        .append('=')
-                        .append(t.location.bucketUri())
-                        .append(t.location.prefix());
-            }
-        }
-        return b.append("]}").toString();
+        return "VendedFileSystem{uri=" + uri + ", tables=" + (tables == null ? "[]" : tables) + "}";
     }
 }

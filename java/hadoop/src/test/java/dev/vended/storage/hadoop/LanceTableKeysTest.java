@@ -138,6 +138,11 @@ class LanceTableKeysTest {
         c.set("vended.storage.table.envtok.lance.token-env", TOKEN_ENV);
         int before = REQUESTS.size();
         try (FileSystem fs = fs(c)) {
+            assertEquals(before, REQUESTS.size(), "initialize calls no catalog");
+            assertEquals(
+                    "envtok",
+                    ((VendedFileSystem) fs)
+                            .tableOf(new org.apache.hadoop.fs.Path("s3a://" + BUCKET + "/cat/orders/x")));
             assertEquals(before + 1, REQUESTS.size(), "one describe locates and seeds the table");
             String[] r = REQUESTS.get(before);
             assertEquals("POST", r[0]);

@@ -186,6 +186,9 @@ class SparkLanceTest {
                         URI.create("s3a://" + BUCKET + "/"),
                         spark.sparkContext().hadoopConfiguration());
         assertTrue(fs instanceof VendedFileSystem, fs.getClass().getName());
+        assertEquals(0, describes("d$o"), "initialize calls no catalog");
+        assertEquals(
+                "o", ((VendedFileSystem) fs).tableOf(new org.apache.hadoop.fs.Path(location)));
         assertEquals(1, describes("d$o"), "one describe on the driver locates and seeds the table");
 
         // The catalog's own Lance files, read back by a Spark job through the FileSystem.

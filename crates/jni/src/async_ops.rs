@@ -36,6 +36,7 @@
 
 use std::future::{poll_fn, Future};
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -47,7 +48,7 @@ use jni::{jni_sig, jni_str, Env, EnvUnowned, JavaVM};
 use once_cell::sync::Lazy;
 use tokio::sync::oneshot;
 
-use vended_storage::error::Error;
+use vended_storage::error::{panic_message, Error};
 use vended_storage::io::{WriteMode, WriteResult};
 use vended_storage::object::ObjectInfo;
 use vended_storage::store::VendedStore;
@@ -76,6 +77,15 @@ enum State {
     /// Running; the sender (taken by `cancel`) stops it.
     Running(Option<oneshot::Sender<()>>),
     Done(Result<Value, Error>),
+    /// The operation panicked (message): `take` raises it as the synchronous calls do.
+    Panicked(String),
+    Cancelled,
+}
+
+/// How a task ended.
+enum Ended<T> {
+    Done(T),
+    Panicked(String),
     Cancelled,
 }
 
@@ -86,16 +96,21 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Runs `op` until it ends or is cancelled; `None` when cancelled (`op` is dropped, which
-/// abandons its request).
-async fn until_cancelled<F: Future>(op: F, mut cancel: oneshot::Receiver<()>) -> Option<F::Output> {
+/// Runs `op` until it ends, panics or is cancelled; when cancelled, `op` is dropped, which
+/// abandons its request.
+async fn until_cancelled<F: Future>(op: F, mut cancel: oneshot::Receiver<()>) -> Ended<F::Output> {
     let mut op = std::pin::pin!(op);
     poll_fn(|cx| {
         // A dropped sender (the task was freed) also stops the work.
         if Pin::new(&mut cancel).poll(cx).is_ready() {
-            return Poll::Ready(None);
+            return Poll::Ready(Ended::Cancelled);
         }
-        op.as_mut().poll(cx).map(Some)
+        // A panic ends the task like a result (it is never polled again), so Java still hears.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| op.as_mut().poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ended::Done(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Ended::Panicked(panic_message(payload.as_ref()))),
+        }
     })
     .await
 }
@@ -116,8 +131,9 @@ where
         let outcome = until_cancelled(op, rx).await;
         if let Some(state) = TASKS.get(id) {
             *lock(&state) = match outcome {
-                Some(result) => State::Done(result),
-                None => State::Cancelled,
+                Ended::Done(result) => State::Done(result),
+                Ended::Panicked(message) => State::Panicked(message),
+                Ended::Cancelled => State::Cancelled,
             };
         }
         notify(sink, id);
@@ -443,6 +459,8 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_take<'l>(
             State::Done(Ok(value)) => to_java(env, value),
             State::Done(Err(e)) => Err(e.into()),
             State::Cancelled => Ok(JObject::null()),
+            // Raised here so that the entry point's policy reports it as for synchronous calls.
+            State::Panicked(message) => panic!("{message}"),
             State::Running(_) => Err(BridgeError::Argument(format!(
                 "async task {task} is still running"
             ))),
@@ -505,11 +523,24 @@ mod tests {
             std::future::pending::<()>().await;
         };
         tx.send(()).unwrap();
-        assert_eq!(rt.block_on(until_cancelled(op, rx)), None);
+        assert!(matches!(
+            rt.block_on(until_cancelled(op, rx)),
+            Ended::Cancelled
+        ));
         assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
 
         let (_tx, rx) = oneshot::channel::<()>();
-        assert_eq!(rt.block_on(until_cancelled(async { 7 }, rx)), Some(7));
+        assert!(matches!(
+            rt.block_on(until_cancelled(async { 7 }, rx)),
+            Ended::Done(7)
+        ));
+
+        let (_tx, rx) = oneshot::channel::<()>();
+        let panics = async { panic!("boom {}", 42) };
+        match rt.block_on(until_cancelled(panics, rx)) {
+            Ended::Panicked(m) => assert!(m.contains("boom 42"), "{m}"),
+            _ => panic!("the panic was not caught"),
+        }
     }
 
     #[test]

@@ -7,18 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -32,71 +33,115 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Cancel and close of {@link AsyncObjectStore} calls whose request is still at the server: an S3
- * endpoint (127.0.0.1) that holds every GET until the test releases it and counts the answers it
- * managed to send.
+ * endpoint (a raw socket on 127.0.0.1) that holds every GET until the test releases it, counts the
+ * answers it sent and sees a client closing a held request's connection.
  */
 @Timeout(120)
 class AsyncCancelTest {
 
     private static final byte[] BODY = "held-body".getBytes();
 
-    private HttpServer http;
+    private ServerSocket listener;
+    private final ExecutorService connections =
+            Executors.newCachedThreadPool(
+                    r -> {
+                        Thread t = new Thread(r, "held-endpoint");
+                        t.setDaemon(true);
+                        return t;
+                    });
     private final CountDownLatch release = new CountDownLatch(1);
     private final LinkedBlockingQueue<String> received = new LinkedBlockingQueue<>();
     private final AtomicInteger answered = new AtomicInteger();
-    private final AtomicInteger answerFailed = new AtomicInteger();
+    private final CountDownLatch clientClosed = new CountDownLatch(1);
     private ExecutorService cb;
 
     @BeforeEach
     void start() throws IOException {
-        http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        http.setExecutor(Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "held-endpoint");
-            t.setDaemon(true);
-            return t;
-        }));
-        http.createContext("/", this::handle);
-        http.start();
+        listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        connections.execute(
+                () -> {
+                    while (!listener.isClosed()) {
+                        try {
+                            Socket s = listener.accept();
+                            connections.execute(() -> serve(s));
+                        } catch (IOException e) {
+                            return; // closed
+                        }
+                    }
+                });
         cb = AsyncObjectStoreTest.callbacks();
     }
 
     @AfterEach
-    void stop() {
+    void stop() throws IOException {
         release.countDown();
-        http.stop(0);
+        listener.close();
+        connections.shutdownNow();
         cb.shutdownNow();
     }
 
-    private void handle(HttpExchange ex) throws IOException {
-        received.add(ex.getRequestMethod() + " " + ex.getRequestURI().getPath());
-        try {
-            if (!release.await(60, TimeUnit.SECONDS)) {
-                ex.close();
-                return;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            ex.close();
-            return;
-        }
-        try {
-            ex.getResponseHeaders().add("ETag", "\"e1\"");
-            ex.getResponseHeaders().add("Last-Modified", "Tue, 01 Dec 2026 12:00:00 GMT");
-            ex.sendResponseHeaders(200, BODY.length);
-            try (OutputStream out = ex.getResponseBody()) {
+    /**
+     * One connection: for each request, records it, then holds it until {@link #release} (answer
+     * {@link #BODY}) or until the client closes the connection (counted in {@link #clientClosed}).
+     */
+    private void serve(Socket socket) {
+        try (socket) {
+            socket.setSoTimeout(20);
+            InputStream in = socket.getInputStream();
+            OutputStream out = socket.getOutputStream();
+            for (String line; (line = readHead(in)) != null; ) {
+                String[] parts = line.split(" ");
+                received.add(parts[0] + " " + parts[1].split("\\?")[0]);
+                while (release.getCount() > 0) {
+                    try {
+                        if (in.read() == -1) {
+                            clientClosed.countDown();
+                            return;
+                        }
+                    } catch (SocketTimeoutException e) {
+                        // still held
+                    }
+                }
+                answered.incrementAndGet(); // before the client can see the answer
+                out.write(
+                        ("HTTP/1.1 200 OK\r\nContent-Length: "
+                                        + BODY.length
+                                        + "\r\nETag: \"e1\"\r\n"
+                                        + "Last-Modified: Tue, 01 Dec 2026 12:00:00 GMT\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
                 out.write(BODY);
+                out.flush();
             }
-            answered.incrementAndGet();
         } catch (IOException e) {
-            answerFailed.incrementAndGet(); // the client went away
-            throw e;
+            // the connection ended
         }
+    }
+
+    /** The request line of the next request head (read to its blank line); null at EOF. */
+    private String readHead(InputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int b;
+            try {
+                b = in.read();
+            } catch (SocketTimeoutException e) {
+                if (listener.isClosed()) {
+                    return null;
+                }
+                continue;
+            }
+            if (b == -1) {
+                return null;
+            }
+            head.append((char) b);
+        }
+        return head.substring(0, head.indexOf("\r\n"));
     }
 
     private ObjectStore open() throws StorageException {
         Map<String, String> options =
                 Map.of(
-                        "aws_endpoint", "http://127.0.0.1:" + http.getAddress().getPort(),
+                        "aws_endpoint", "http://127.0.0.1:" + listener.getLocalPort(),
                         "aws_region", "us-east-1",
                         "aws_allow_http", "true",
                         "aws_access_key_id", "held",
@@ -131,6 +176,8 @@ class AsyncCancelTest {
             // stopped waiting for it (with a blocking call it could only come back after the
             // answer).
             awaitInFlight(async, 0);
+            // ... and dropped the request: the server sees its connection closed by the client.
+            assertTrue(clientClosed.await(30, TimeUnit.SECONDS), "the connection stayed open");
             assertEquals(0, answered.get());
             assertEquals(1, release.getCount(), "released early");
             // The bound (1) admits the next call at once.
@@ -138,8 +185,8 @@ class AsyncCancelTest {
             assertEquals("GET /held/p/next", awaitRequest());
             release.countDown();
             assertArrayEquals(BODY, next.get(30, TimeUnit.SECONDS));
-            // The cancelled request's connection was dropped: its answer could not be delivered,
-            // and the cancelled future stays cancelled.
+            // Whatever happens to the held answer of the cancelled request, its future stays
+            // cancelled and no permit is taken twice.
             assertTrue(slow.isCancelled());
             assertEquals(0, async.inFlight());
         }

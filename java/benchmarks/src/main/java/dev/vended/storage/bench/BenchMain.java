@@ -31,7 +31,8 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
  * Runs the JVM benchmark set and prints the tables. Starts one local S3 endpoint ({@code
- * local-s3}, SigV4 + session tokens, s3s-fs on disk) and the unsigned {@link CeilingServer}, then
+ * local-s3}, SigV4 + session tokens, s3s-fs on /dev/shm: throughput mode) and the unsigned {@link
+ * CeilingServer}, then
  * runs one JMH fork per (op, size, threads, client), the clients of one cell back to back so they
  * alternate in one run on the same endpoint. Every number is printed with the 1-minute load
  * average at the end of its run (the machine has 2 cores and may be shared).
@@ -39,7 +40,8 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * <pre>
  * --suite all|transfer|upcall|streams   (all; "streams" only when asked: issue 12)
  * --stream-ops read,write  --stream-sizes 67108864  --stream-threads 1,4
- * --stream-clients vended,vended-8m,sdk,http   (StreamBenchmark; iterations as --big-*)
+ * --stream-clients vended,vended-stream,sdk,http   (StreamBenchmark; also vended-8m)
+ * --endpoint memory|disk   local-s3 in throughput mode (--in-memory, the default) or on disk
  * --ops get,put  --sizes 1024,1048576,67108864  --threads 1,8  --clients vended,sdk,http
  * --wi 2 --w 1 --i 3 --r 2      warmup/measurement iterations and seconds (sizes below 64 MiB)
  * --big-wi 1 --big-w 2 --big-i 3 --big-r 3   the same for sizes of 64 MiB and more
@@ -105,7 +107,8 @@ public final class BenchMain {
                         LocalS3Server.start(
                                 LocalS3Server.binaryFromProperty(),
                                 bucket,
-                                outDir.resolve("local-s3.log"));
+                                outDir.resolve("local-s3.log"),
+                                !arg("endpoint", "memory").equals("disk"));
                 CeilingServer ceil = new CeilingServer()) {
             endpoint = s3.endpoint();
             ceiling = ceil.url();
@@ -249,15 +252,12 @@ public final class BenchMain {
         List<String> ops = list(arg("stream-ops", "read,write"));
         List<String> sizes = list(arg("stream-sizes", "67108864"));
         List<String> threads = list(arg("stream-threads", "1,4"));
-        List<String> clients = list(arg("stream-clients", "vended,vended-8m,sdk,http"));
+        List<String> clients = list(arg("stream-clients", "vended,vended-stream,sdk,http"));
         List<Cell> cells = new ArrayList<>();
         for (String op : ops) {
             for (String size : sizes) {
                 for (String t : threads) {
                     for (String client : clients) {
-                        if (client.equals("http") && Long.parseLong(size) > (64 << 20)) {
-                            continue; // CeilingServer serves at most 64 MiB
-                        }
                         cells.add(runOne(StreamBenchmark.class.getName() + "." + op + "$",
                                 Map.of("client", client, "size", size), Integer.parseInt(t),
                                 Integer.parseInt(size), op, client, true));

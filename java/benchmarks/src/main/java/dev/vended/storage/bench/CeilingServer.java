@@ -13,7 +13,7 @@ import java.util.concurrent.Executors;
 
 /**
  * The unsigned loopback server for the ceiling: {@code GET /.../get-N} answers N bytes from
- * memory; {@code PUT /anything} reads and discards the body. It also serves the unsigned S3
+ * memory (any N: a 64 MiB random array, repeated); {@code PUT /anything} reads and discards the body. It also serves the unsigned S3
  * clients (path-style {@code /bucket/key}), which is why it sends an ETag. No signing, no disk. Runs in the driver JVM,
  * so like the S3 endpoint it is another process than the measuring one. Listens on 127.0.0.1 only.
  */
@@ -55,14 +55,14 @@ final class CeilingServer implements AutoCloseable {
             String method = ex.getRequestMethod();
             if ("GET".equals(method)) {
                 String path = ex.getRequestURI().getPath();
-                int n;
+                long n;
                 try {
-                    n = Integer.parseInt(path.substring(path.lastIndexOf('-') + 1));
+                    n = Long.parseLong(path.substring(path.lastIndexOf('-') + 1));
                 } catch (NumberFormatException e) {
                     ex.sendResponseHeaders(404, -1);
                     return;
                 }
-                if (n < 0 || n > MAX) {
+                if (n < 0) {
                     ex.sendResponseHeaders(416, -1);
                     return;
                 }
@@ -73,8 +73,9 @@ final class CeilingServer implements AutoCloseable {
                 try (OutputStream os = ex.getResponseBody()) {
                     // 1 MiB writes: one big write would make NIO allocate a temporary direct
                     // buffer of the whole size per thread.
-                    for (int off = 0; off < n; off += CHUNK) {
-                        os.write(data, off, Math.min(CHUNK, n - off));
+                    // Objects above 64 MiB repeat the same 64 MiB (MAX is a multiple of CHUNK).
+                    for (long off = 0; off < n; off += CHUNK) {
+                        os.write(data, (int) (off % MAX), (int) Math.min(CHUNK, n - off));
                     }
                 }
             } else if ("PUT".equals(method)) {

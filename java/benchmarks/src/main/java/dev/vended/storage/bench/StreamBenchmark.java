@@ -47,6 +47,9 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
  *   <li>{@code vended}: {@link ObjectStore#openInput} ({@link SeekableObjectInputStream}, default
  *       1 MiB blocks, 1 MiB reads) / {@link ObjectStore#openOutput} ({@link
  *       MultipartOutputStream}, default 5 MiB parts, 8 at once).
+ *   <li>{@code vended-stream}: {@code vended} with {@link
+ *       ReadOptions#withSequentialStreaming} (one streaming GET per sequential run); writes as
+ *       {@code vended}.
  *   <li>{@code vended-8m}: the same with 8 MiB blocks and reads, 8 MiB parts (the SDK's part size).
  *   <li>{@code sdk}: reads {@code S3Client.getObject} ({@link ResponseInputStream}, one GET); writes
  *       {@code S3AsyncClient} with {@code multipartEnabled(true)} (8 MiB parts) fed by {@link
@@ -65,7 +68,7 @@ public class StreamBenchmark {
 
     static final int CHUNK = 1 << 20;
 
-    @Param({"vended", "vended-8m", "sdk", "http"})
+    @Param({"vended", "vended-stream", "vended-8m", "sdk", "http"})
     public String client;
 
     @Param({"67108864"})
@@ -86,7 +89,8 @@ public class StreamBenchmark {
         bucket = BenchEnv.bucket();
         String endpoint = BenchEnv.endpoint();
         switch (client) {
-            case "vended", "vended-8m" -> store = StreamClients.vended(endpoint, bucket);
+            case "vended", "vended-stream", "vended-8m" ->
+                    store = StreamClients.vended(endpoint, bucket);
             case "sdk" -> {
                 s3 = StreamClients.sdkSync(endpoint);
                 s3async = StreamClients.sdkAsync(endpoint, true);
@@ -167,8 +171,10 @@ public class StreamBenchmark {
     /** Reads the GET object to its end into {@code buf}; returns the bytes read. */
     long read(byte[] buf, CRC32 crc) throws Exception {
         switch (client) {
-            case "vended", "vended-8m" -> {
-                ReadOptions o = ReadOptions.defaults().withBlockSize(bufferSize());
+            case "vended", "vended-stream", "vended-8m" -> {
+                ReadOptions o = ReadOptions.defaults()
+                        .withBlockSize(bufferSize())
+                        .withSequentialStreaming(client.equals("vended-stream"));
                 try (SeekableObjectInputStream in = store.openInput(getKey, o)) {
                     return drain(in, buf, crc);
                 }
@@ -215,7 +221,7 @@ public class StreamBenchmark {
     /** Writes {@code size} bytes to {@code key} in 1 MiB writes. */
     void write(String key) throws Exception {
         switch (client) {
-            case "vended", "vended-8m" -> {
+            case "vended", "vended-stream", "vended-8m" -> {
                 WriteOptions o = client.equals("vended-8m")
                         ? WriteOptions.defaults().withPartSize(StreamClients.SDK_PART_SIZE)
                         : WriteOptions.defaults();

@@ -2,6 +2,7 @@ package dev.vended.storage.bench;
 
 import dev.vended.storage.MultipartOutputStream;
 import dev.vended.storage.ObjectStore;
+import dev.vended.storage.ReadOptions;
 import dev.vended.storage.SeekableObjectInputStream;
 import dev.vended.storage.WriteOptions;
 import dev.vended.storage.testkit.LocalS3Server;
@@ -51,21 +52,34 @@ public final class StreamMemory {
         }
         boolean ok = true;
         try (LocalS3Server s3 = LocalS3Server.start(
-                        LocalS3Server.binaryFromProperty(), "mem", logDir.resolve("stream-memory-local-s3.log"));
+                        LocalS3Server.binaryFromProperty(), "mem", logDir.resolve("stream-memory-local-s3.log"),
+                        true);
                 ObjectStore store = StreamClients.vended(s3.endpoint(), "mem")) {
             // Warm-up (native library, runtime threads, connection pool, JIT): 32 MiB both ways.
             upload(store, "warm", 32L << 20, chunk, wo);
-            download(store, "warm", buf, null);
+            download(store, "warm", buf, null, false);
+            download(store, "warm", buf, null, true);
             System.gc();
 
             long[] up = phase(() -> upload(store, "big", size, chunk, wo));
             CRC32 got = new CRC32();
             long[] readBytes = new long[1];
-            long[] down = phase(() -> readBytes[0] = download(store, "big", buf, got));
+            long[] down = phase(() -> readBytes[0] = download(store, "big", buf, got, false));
+            CRC32 gotStreaming = new CRC32();
+            long[] streamedBytes = new long[1];
+            long[] streamed =
+                    phase(() -> streamedBytes[0] = download(store, "big", buf, gotStreaming, true));
             System.out.printf(Locale.ROOT, "object %.0f MiB, part size %.0f MiB x %d at once; target growth <= %.0f MiB; load1 %.2f%n",
                     size / MIB, partSize / MIB, concurrency, targetBytes / MIB, BenchMain.loadAverage());
             ok &= report("upload   (MultipartOutputStream)", up, size, targetBytes);
             ok &= report("download (SeekableObjectInputStream)", down, size, targetBytes);
+            ok &= report("download (SeekableObjectInputStream, sequential streaming)", streamed, size,
+                    targetBytes);
+            if (streamedBytes[0] != size || gotStreaming.getValue() != want.getValue()) {
+                System.out.println("FAIL: streamed back " + streamedBytes[0] + " bytes, CRC-32 "
+                        + Long.toHexString(gotStreaming.getValue()));
+                ok = false;
+            }
             if (readBytes[0] != size || got.getValue() != want.getValue()) {
                 System.out.println("FAIL: read back " + readBytes[0] + " bytes, CRC-32 "
                         + Long.toHexString(got.getValue()) + " want " + Long.toHexString(want.getValue()));
@@ -111,9 +125,11 @@ public final class StreamMemory {
         }
     }
 
-    static long download(ObjectStore store, String key, byte[] buf, CRC32 crc) throws IOException {
+    static long download(ObjectStore store, String key, byte[] buf, CRC32 crc, boolean streaming)
+            throws IOException {
         long total = 0;
-        try (SeekableObjectInputStream in = store.openInput(key)) {
+        ReadOptions options = ReadOptions.defaults().withSequentialStreaming(streaming);
+        try (SeekableObjectInputStream in = store.openInput(key, options)) {
             int n;
             while ((n = in.read(buf, 0, buf.length)) >= 0) {
                 if (crc != null) {

@@ -1,0 +1,275 @@
+//! The table of async tasks: spawning an operation on the runtime, telling Java when it ended
+//! (`sink.ready`), and handing its result over (`take`) or stopping it (`cancel`).
+
+use std::future::{poll_fn, Future};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JValue};
+use jni::refs::Global;
+use jni::sys::{jboolean, jlong};
+use jni::{jni_sig, jni_str, Env, EnvUnowned, JavaVM};
+use once_cell::sync::Lazy;
+use tokio::sync::oneshot;
+
+use vended_storage::error::{panic_message, Error};
+use vended_storage::io::WriteResult;
+use vended_storage::object::ObjectInfo;
+
+use crate::errors::{BridgeError, ThrowJava};
+use crate::handles::HandleTable;
+use crate::{info_strings, runtime, string_array, BridgeResult};
+
+/// Bytes as the core returns them (kept without copying until `take` copies them into Java).
+pub(super) type Buf = Box<dyn AsRef<[u8]> + Send + Sync>;
+
+/// A finished operation's value.
+pub(super) enum Value {
+    Bytes(Buf),
+    Parts(Vec<Buf>),
+    Info(ObjectInfo),
+    Infos(Vec<ObjectInfo>),
+    Written(WriteResult),
+    Unit,
+}
+
+/// Where a task is.
+enum State {
+    /// Running; the sender (taken by `cancel`) stops it.
+    Running(Option<oneshot::Sender<()>>),
+    Done(Result<Value, Error>),
+    /// The operation panicked (message): `take` raises it as the synchronous calls do.
+    Panicked(String),
+    Cancelled,
+}
+
+/// How a task ended.
+enum Ended<T> {
+    Done(T),
+    Panicked(String),
+    Cancelled,
+}
+
+/// Tasks started and not yet taken.
+static TASKS: Lazy<HandleTable<Mutex<State>>> = Lazy::new(HandleTable::default);
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `op` until it ends, panics or is cancelled; when cancelled, `op` is dropped, which
+/// abandons its request.
+async fn until_cancelled<F: Future>(op: F, mut cancel: oneshot::Receiver<()>) -> Ended<F::Output> {
+    let mut op = std::pin::pin!(op);
+    poll_fn(|cx| {
+        // A dropped sender (the task was freed) also stops the work.
+        if Pin::new(&mut cancel).poll(cx).is_ready() {
+            return Poll::Ready(Ended::Cancelled);
+        }
+        // A panic ends the task like a result (it is never polled again), so Java still hears.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| op.as_mut().poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ended::Done(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Ended::Panicked(panic_message(payload.as_ref()))),
+        }
+    })
+    .await
+}
+
+/// Registers a task running `op` on the runtime; `sink.ready(task)` is called when it ends.
+pub(super) fn spawn<F>(env: &mut Env<'_>, sink: &JObject<'_>, op: F) -> BridgeResult<jlong>
+where
+    F: Future<Output = Result<Value, Error>> + Send + 'static,
+{
+    if sink.is_null() {
+        return Err(BridgeError::Argument("sink must not be null".into()));
+    }
+    let rt = runtime::runtime()?;
+    let sink = env.new_global_ref(sink)?;
+    let (tx, rx) = oneshot::channel();
+    let id = TASKS.insert(Arc::new(Mutex::new(State::Running(Some(tx)))));
+    rt.spawn(async move {
+        let outcome = until_cancelled(op, rx).await;
+        if let Some(state) = TASKS.get(id) {
+            *lock(&state) = match outcome {
+                Ended::Done(result) => State::Done(result),
+                Ended::Panicked(message) => State::Panicked(message),
+                Ended::Cancelled => State::Cancelled,
+            };
+        }
+        notify(sink, id);
+    });
+    Ok(id)
+}
+
+/// Calls `sink.ready(id)` on this (runtime) thread, then deletes the global reference. If the
+/// call fails the task is freed here (nobody would take it).
+fn notify(sink: Global<JObject<'static>>, id: jlong) {
+    let called = JavaVM::singleton().and_then(|vm| {
+        vm.attach_current_thread(|env| -> jni::errors::Result<()> {
+            let called = env.call_method(
+                &*sink,
+                jni_str!("ready"),
+                jni_sig!("(J)V"),
+                &[JValue::Long(id)],
+            );
+            if env.exception_check() {
+                env.exception_clear();
+            }
+            // Deleted while attached, inside this thread's frame.
+            drop(sink);
+            called.map(|_| ())
+        })
+    });
+    if let Err(e) = called {
+        log::error!("async task {id}: could not hand the result to Java: {e}");
+        TASKS.remove(id);
+    }
+}
+
+pub(super) fn boxed(b: impl AsRef<[u8]> + Send + Sync + 'static) -> Buf {
+    Box::new(b)
+}
+
+/// Largest Java array (as the synchronous reads refuse larger ranges).
+pub(super) const MAX_JAVA_ARRAY: u64 = i32::MAX as u64 - 8;
+
+fn byte_array<'l>(env: &mut Env<'l>, b: &[u8]) -> BridgeResult<JObject<'l>> {
+    if b.len() as u64 > MAX_JAVA_ARRAY {
+        return Err(BridgeError::Argument(format!(
+            "the object of {} bytes does not fit in a Java array; read it in ranges",
+            b.len()
+        )));
+    }
+    Ok(env.byte_array_from_slice(b)?.into())
+}
+
+fn to_java<'l>(env: &mut Env<'l>, value: Value) -> BridgeResult<JObject<'l>> {
+    match value {
+        Value::Bytes(b) => byte_array(env, (*b).as_ref()),
+        Value::Parts(parts) => {
+            let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
+            for (i, part) in parts.iter().enumerate() {
+                env.with_local_frame(2, |env| -> BridgeResult<()> {
+                    let array = byte_array(env, (**part).as_ref())?;
+                    result.set_element(env, i, &env.cast_local::<JByteArray>(array)?)?;
+                    Ok(())
+                })?;
+            }
+            Ok(result.into())
+        }
+        Value::Info(info) => string_array(env, info_strings(&info).into_iter()),
+        Value::Infos(infos) => {
+            let flat: Vec<Option<String>> = infos.iter().flat_map(info_strings).collect();
+            string_array(env, flat.into_iter())
+        }
+        Value::Written(r) => string_array(env, [r.e_tag, r.version].into_iter()),
+        Value::Unit => Ok(JObject::null()),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_AsyncNative_take<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    task: jlong,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let state = TASKS
+            .remove(task)
+            .ok_or(BridgeError::Closed("async task"))?;
+        let state = std::mem::replace(&mut *lock(&state), State::Cancelled);
+        match state {
+            State::Done(Ok(value)) => to_java(env, value),
+            State::Done(Err(e)) => Err(e.into()),
+            State::Cancelled => Ok(JObject::null()),
+            // Raised here so that the entry point's policy reports it as for synchronous calls.
+            State::Panicked(message) => panic!("{message}"),
+            State::Running(_) => Err(BridgeError::Argument(format!(
+                "async task {task} is still running"
+            ))),
+        }
+    })
+    .resolve::<ThrowJava>()
+}
+
+/// Sends the stop signal of a running task; `false` when it already ended or is unknown.
+fn cancel(task: jlong) -> bool {
+    let Some(state) = TASKS.get(task) else {
+        return false;
+    };
+    let sender = match &mut *lock(&state) {
+        State::Running(sender) => sender.take(),
+        _ => None,
+    };
+    sender.is_some_and(|s| s.send(()).is_ok())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_AsyncNative_cancel<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    task: jlong,
+) -> jboolean {
+    env.with_env(|_env| -> BridgeResult<jboolean> { Ok(cancel(task)) })
+        .resolve::<ThrowJava>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancel_stops_a_pending_operation_and_drops_it() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        struct Dropped(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Dropped {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let guard = Dropped(dropped.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let op = async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        };
+        tx.send(()).unwrap();
+        assert!(matches!(
+            rt.block_on(until_cancelled(op, rx)),
+            Ended::Cancelled
+        ));
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+
+        let (_tx, rx) = oneshot::channel::<()>();
+        assert!(matches!(
+            rt.block_on(until_cancelled(async { 7 }, rx)),
+            Ended::Done(7)
+        ));
+
+        let (_tx, rx) = oneshot::channel::<()>();
+        let panics = async { panic!("boom {}", 42) };
+        match rt.block_on(until_cancelled(panics, rx)) {
+            Ended::Panicked(m) => assert!(m.contains("boom 42"), "{m}"),
+            _ => panic!("the panic was not caught"),
+        }
+    }
+
+    #[test]
+    fn cancel_of_an_unknown_or_finished_task_is_false() {
+        assert!(!cancel(i64::MAX));
+        let id = TASKS.insert(Arc::new(Mutex::new(State::Cancelled)));
+        assert!(!cancel(id));
+        let (tx, mut rx) = oneshot::channel();
+        let id = TASKS.insert(Arc::new(Mutex::new(State::Running(Some(tx)))));
+        assert!(cancel(id));
+        assert!(rx.try_recv().is_ok());
+        assert!(!cancel(id), "a second cancel sends nothing");
+        TASKS.remove(id);
+    }
+}

@@ -3,16 +3,33 @@
 //! The catalog providers ([`crate::catalog`]) sit beside the other providers and know nothing
 //! of stores; this module sits above both. It holds
 //! [`LanceNamespaceProvider::open_table`] (open a Lance table by name with one `DescribeTable`
-//! call), [`open_catalog_table`] (the same from a [`CatalogSpec`]) and [`open_options`] (how
-//! the caller's options and the vended ones combine).
+//! call), [`open_catalog_table`] (the same from a [`CatalogSpec`]), [`describe_catalog_table`]
+//! and [`open_options`] (how the caller's options and the vended ones combine).
+//!
+//! **Failed opens are remembered, per process.** Every describe made to open or locate a table
+//! goes through [`TableOpens::global`], keyed by the provider's id (catalog endpoint, table id,
+//! a fingerprint of the auth headers: never a secret), so every caller in the process shares
+//! it: concurrent describes of one table are one call (single-flight), and a failed one is
+//! remembered for a backoff, the credential refresher's [`Backoff`] with the caller's
+//! [`RefreshConfig`] (default 1 s doubling to 30 s; 30 s at once for a failure the catalog
+//! calls permanent, see [`CatalogError::is_retryable`]). Until the backoff has passed, callers
+//! get the remembered error at once (same kind and catalog failure, the message saying when the
+//! next attempt is) and the catalog is not called. A success is not remembered: each open
+//! describes afresh (the registry shares the store).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use crate::catalog::{CatalogSpec, LanceNamespaceProvider};
-use crate::error::Result;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use moka::sync::Cache;
+use once_cell::sync::Lazy;
+
+use crate::catalog::lance::TableDescription;
+use crate::catalog::{CatalogError, CatalogSpec, LanceNamespaceProvider};
+use crate::error::{Error, Result, SharedSource};
 use crate::options::{merge, StorageOptions};
 use crate::provider::StorageOptionsProvider;
-use crate::refresh::RefreshConfig;
+use crate::refresh::{Backoff, RefreshConfig};
 use crate::registry::ObjectStoreRegistry;
 use crate::store::VendedStore;
 
@@ -38,14 +55,17 @@ pub fn open_options(mine: &StorageOptions, vended: &StorageOptions) -> StorageOp
 }
 
 impl LanceNamespaceProvider {
-    /// Opens the table's store by name with one describe call: the store's URI is the answer's
+    /// Opens the table's store by name with one describe call (shared with concurrent opens of
+    /// the table, and not made during the backoff after a failed one: see the [module
+    /// docs](self)): the store's URI is the answer's
     /// `table_uri` (else `location`), its initial options are `options` (the caller's own:
     /// endpoint, region, allow-http, encryption keys...) overlaid by the vended
     /// `storage_options` (see [`open_options`]), and this provider refreshes them before they
     /// expire. The describe answer seeds the credential cache, so opening costs no second call.
     ///
     /// # Errors
-    /// The errors of [`describe_table`](Self::describe_table); [`Error::Provider`](crate::Error::Provider)
+    /// The errors of [`describe_table`](Self::describe_table) (during the backoff after a failed
+    /// describe: that error, remembered); [`Error::Provider`]
     /// (kind [`CatalogErrorKind::MissingField`](crate::catalog::CatalogErrorKind::MissingField))
     /// when the answer has no location or no `storage_options`; and the errors of
     /// [`ObjectStoreRegistry::open`] (unsupported URI, bad options).
@@ -55,7 +75,8 @@ impl LanceNamespaceProvider {
         options: StorageOptions,
         refresh: RefreshConfig,
     ) -> Result<VendedStore> {
-        let (uri, vended) = self.describe_for_open().await?;
+        let description = TableOpens::global().describe(self, &refresh).await?;
+        let (uri, vended) = self.open_parts(description)?;
         let initial = open_options(&options, &vended);
         let provider: Arc<dyn StorageOptionsProvider> = self.clone();
         registry.open(&uri, initial, Some(provider), refresh)
@@ -78,6 +99,168 @@ pub async fn open_catalog_table(
 ) -> Result<VendedStore> {
     let provider = Arc::new(spec.lance_provider()?);
     provider.open_table(registry, options, refresh).await
+}
+
+/// Describes the table `spec` names (one `DescribeTable` call, shared and remembered as
+/// opens are: see the [module docs](self)), with the default backoff.
+///
+/// # Errors
+/// [`Error::InvalidOption`] (key `kind`) for a spec that is not a Lance Namespace table, the
+/// errors of [`CatalogSpec::lance_provider`] and of
+/// [`LanceNamespaceProvider::describe_table`] (during the backoff after a failure: that
+/// failure, remembered).
+pub async fn describe_catalog_table(spec: &CatalogSpec) -> Result<TableDescription> {
+    let provider = Arc::new(spec.lance_provider()?);
+    TableOpens::global()
+        .describe(&provider, &RefreshConfig::default())
+        .await
+}
+
+type SharedDescribe = Shared<BoxFuture<'static, Result<TableDescription>>>;
+
+/// The describes made to open tables, by provider id: single-flight, with the last failure
+/// remembered for a backoff (see the [module docs](self)).
+pub struct TableOpens {
+    slots: Cache<String, Arc<Mutex<Slot>>>,
+}
+
+#[derive(Default)]
+struct Slot {
+    in_flight: Option<SharedDescribe>,
+    /// The last failure and when the next describe may be made.
+    failure: Option<(Error, Instant)>,
+    backoff: Backoff,
+}
+
+static GLOBAL_OPENS: Lazy<TableOpens> = Lazy::new(TableOpens::new);
+
+impl Default for TableOpens {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for TableOpens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableOpens")
+            .field("tables", &self.slots.entry_count())
+            .finish()
+    }
+}
+
+impl TableOpens {
+    /// An empty memory (tables unused for an hour are forgotten; at most 10,000 kept).
+    pub fn new() -> Self {
+        Self {
+            slots: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_idle(Duration::from_secs(3600))
+                .build(),
+        }
+    }
+
+    /// The process-wide memory, used by [`LanceNamespaceProvider::open_table`],
+    /// [`open_catalog_table`] and [`describe_catalog_table`].
+    pub fn global() -> &'static TableOpens {
+        &GLOBAL_OPENS
+    }
+
+    /// One `DescribeTable` call of `provider`'s table, joined by the concurrent callers of the
+    /// same provider id; during the backoff after a failed one (per `config`'s
+    /// `initial_backoff`/`max_backoff`), that failure at once, with no call.
+    ///
+    /// # Errors
+    /// The errors of [`LanceNamespaceProvider::describe_table`], or the remembered one (same
+    /// kind and catalog failure; the message ends with when the next attempt is).
+    pub async fn describe(
+        &self,
+        provider: &Arc<LanceNamespaceProvider>,
+        config: &RefreshConfig,
+    ) -> Result<TableDescription> {
+        use crate::provider::StorageOptionsProvider;
+        let slot = self
+            .slots
+            .get_with(provider.provider_id(), Default::default);
+        let call = {
+            let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+            match &s.in_flight {
+                Some(call) => call.clone(),
+                None => {
+                    if let Some((e, retry_at)) = &s.failure {
+                        let now = Instant::now();
+                        if now < *retry_at {
+                            return Err(remembered(e, *retry_at - now));
+                        }
+                    }
+                    let provider = provider.clone();
+                    let config = config.clone();
+                    let slot = slot.clone();
+                    let call = async move {
+                        let answer = provider.describe_table().await;
+                        let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+                        s.in_flight = None;
+                        match &answer {
+                            Ok(_) => {
+                                s.failure = None;
+                                s.backoff.reset();
+                            }
+                            Err(e) => {
+                                let delay = s.backoff.next_delay(&config, e.is_retryable());
+                                log::warn!(
+                                    "opening a table failed (provider '{}', next attempt in {delay} ms): {e}",
+                                    provider.provider_id()
+                                );
+                                let delay = Duration::from_millis(delay as u64);
+                                s.failure = Some((e.clone(), Instant::now() + delay));
+                            }
+                        }
+                        answer
+                    }
+                    .boxed()
+                    .shared();
+                    s.in_flight = Some(call.clone());
+                    call
+                }
+            }
+        };
+        call.await
+    }
+}
+
+/// `e` as returned again during the backoff: the same error (kind, retryability, catalog
+/// failure), its messages saying that it is remembered and when the next attempt is.
+fn remembered(e: &Error, wait: Duration) -> Error {
+    let note = format!(
+        " (a recent attempt failed; next attempt in {} ms)",
+        wait.as_millis()
+    );
+    match e {
+        Error::Provider {
+            provider,
+            message,
+            retryable,
+            source,
+        } => {
+            let catalog = source.as_ref().and_then(|s| {
+                let s: &(dyn std::error::Error + 'static) = s.as_ref();
+                s.downcast_ref::<CatalogError>()
+            });
+            let source = match catalog {
+                Some(c) => Some(Arc::new(CatalogError {
+                    message: format!("{}{note}", c.message),
+                    ..c.clone()
+                }) as SharedSource),
+                None => source.clone(),
+            };
+            Error::Provider {
+                provider: provider.clone(),
+                message: format!("{message}{note}"),
+                retryable: *retryable,
+                source,
+            }
+        }
+        other => other.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use vended_storage::catalog::spec::LANCE_NAMESPACE;
 use vended_storage::catalog::{catalog_error, CatalogError, CatalogErrorKind, CatalogSpec};
 use vended_storage::options::StorageOptions;
 use vended_storage::registry::ObjectStoreRegistry;
-use vended_storage::table::open_catalog_table;
+use vended_storage::table::{describe_catalog_table, open_catalog_table};
 
 use crate::errors::{self, BridgeError, ThrowJava};
 use crate::{block_on, read_options, session, string_arg, string_array, BridgeResult};
@@ -87,7 +87,9 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogFetch<'l>(
 /// `static native String[] catalogDescribeTable(String[] keys, String[] values)` (Lance
 /// Namespace specs): one `DescribeTable` call as `[location, table_uri, present, k1, v1, k2, v2,
 /// ...]`; the first two may be `null`; `present` is `"storage_options"` when the answer has
-/// `storage_options`, else `null` (and no pairs follow).
+/// `storage_options`, else `null` (and no pairs follow). The call is the core's
+/// [`describe_catalog_table`]: shared with concurrent describes and opens of the table in this
+/// process, and during the backoff after a failed one that failure, remembered.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogDescribeTable<'l>(
     mut env: EnvUnowned<'l>,
@@ -96,8 +98,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogDescribeTable
     values: JObjectArray<'l>,
 ) -> JObject<'l> {
     env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let provider = spec(env, LANCE_NAMESPACE, &keys, &values)?.lance_provider()?;
-        let d = block_on(provider.describe_table())??;
+        let spec = spec(env, LANCE_NAMESPACE, &keys, &values)?;
+        let d = block_on(describe_catalog_table(&spec))??;
         let present = d
             .storage_options
             .as_ref()
@@ -111,7 +113,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogDescribeTable
 
 /// `static native long catalogOpenTable(String[] keys, String[] values, String[] optionKeys,
 /// String[] optionValues, long[] refreshMillis, long sessionHandle)` (Lance Namespace specs):
-/// opens the table by name with one describe call, exactly like `open` returns a store handle.
+/// opens the table by name with one describe call ([`open_catalog_table`]: shared and
+/// remembered like `catalogDescribeTable`'s), exactly like `open` returns a store handle.
 /// `refreshMillis` = `{leadTime, staleWindow, providerTimeout, initialBackoff, maxBackoff}` in
 /// milliseconds, `-1` = the default (`null` = all defaults); `sessionHandle` 0 = no session.
 #[unsafe(no_mangle)]

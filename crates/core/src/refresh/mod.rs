@@ -27,6 +27,7 @@
 //!   the endpoint's clock and ours; all expiry decisions use the local clock plus that offset.
 
 mod accept;
+mod backoff;
 mod clock;
 mod config;
 mod generation;
@@ -35,6 +36,7 @@ mod slow;
 mod stats;
 mod task;
 
+pub use backoff::Backoff;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{setting, RefreshConfig, MAX_SETTING};
 pub use generation::{CredentialMapper, Generation};
@@ -119,8 +121,8 @@ struct SlowState<C> {
     attempts: u64,
     /// No provider call before this time (epoch ms, on the offset clock).
     next_attempt_at_millis: i64,
-    /// The delay after the next failure (0: `initial_backoff`).
-    backoff_millis: i64,
+    /// The schedule of the next failure's delay.
+    backoff: Backoff,
     /// The last failure, returned to requests that fail fast during backoff.
     last_error: Option<Error>,
     /// A generation vended by a refetch that a rejection triggered and not yet confirmed by
@@ -158,7 +160,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 in_flight: None,
                 attempts: 0,
                 next_attempt_at_millis: i64::MIN,
-                backoff_millis: 0,
+                backoff: Backoff::default(),
                 last_error: None,
                 unproven_generation: 0,
             }),
@@ -269,7 +271,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 return;
             }
             // It served for a while: this is a new rejection, not a streak.
-            slow.backoff_millis = 0;
+            slow.backoff.reset();
         }
         log::debug!(
             "credential generation {number} of provider '{}' was rejected by the endpoint; refetching",
@@ -296,7 +298,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
         if slow.unproven_generation == generation {
             slow.unproven_generation = 0;
-            slow.backoff_millis = 0;
+            slow.backoff.reset();
         }
     }
 

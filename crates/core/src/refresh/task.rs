@@ -65,7 +65,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
                     slow.unproven_generation = g.number;
                 } else {
                     slow.unproven_generation = 0;
-                    slow.backoff_millis = 0;
+                    slow.backoff.reset();
                 }
                 slow.last_error = None;
                 slow.next_attempt_at_millis = i64::MIN;
@@ -93,15 +93,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
 
     /// The delay (ms) after one more failure, and the one after it doubled for next time.
     pub(super) fn next_delay(&self, slow: &mut SlowState<C>, retryable: bool) -> i64 {
-        let initial = millis(self.config.initial_backoff).max(1);
-        let max = millis(self.config.max_backoff).max(initial);
-        let delay = match (retryable, slow.backoff_millis) {
-            (false, _) => max,
-            (true, 0) => initial,
-            (true, b) => b.min(max),
-        };
-        slow.backoff_millis = delay.saturating_mul(2).min(max);
-        delay
+        slow.backoff.next_delay(&self.config, retryable)
     }
 
     /// Schedules the next provider call `delay` ms after `now` (never past the expiry of a

@@ -344,15 +344,16 @@ impl LanceNamespaceProvider {
         })
     }
 
-    /// Calls `DescribeTable` once and returns what opening the table needs: the URI to open
-    /// (`table_uri`, else `location`) and the vended `storage_options`.
+    /// What opening the table needs from a describe answer: the URI to open (`table_uri`, else
+    /// `location`) and the vended `storage_options`.
     ///
     /// # Errors
-    /// The errors of [`describe_table`](Self::describe_table); [`Error::Provider`] (kind
-    /// [`CatalogErrorKind::MissingField`]) when the answer has no location or no
-    /// `storage_options`.
-    pub(crate) async fn describe_for_open(&self) -> Result<(String, StorageOptions)> {
-        let description = self.describe_table().await?;
+    /// [`Error::Provider`] (kind [`CatalogErrorKind::MissingField`]) when the answer has no
+    /// location or no `storage_options`.
+    pub(crate) fn open_parts(
+        &self,
+        description: TableDescription,
+    ) -> Result<(String, StorageOptions)> {
         let Some(uri) = description.uri().map(str::to_string) else {
             return Err(self.missing("the answer has neither table_uri nor location"));
         };

@@ -192,6 +192,43 @@ class AsyncCancelTest {
         }
     }
 
+    /**
+     * Live Java threads other than the native runtime's ({@code vended-storage-N}) and this
+     * endpoint's.
+     */
+    private static long otherJavaThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .map(Thread::getName)
+                .filter(n -> !AsyncObjectStoreTest.isNativeThreadName(n))
+                .filter(n -> !n.startsWith("held-endpoint"))
+                .count();
+    }
+
+    @Test
+    void sixtyFourRequestsAtTheServerTieUpNoJavaThread() throws Exception {
+        try (ObjectStore store = open();
+                AsyncObjectStore async = AsyncObjectStore.of(store, cb, 64)) {
+            long before = otherJavaThreads();
+            java.util.List<CompletableFuture<byte[]>> calls = new java.util.ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                calls.add(async.getAsync("h" + i));
+            }
+            for (int i = 0; i < 64; i++) {
+                awaitRequest();
+            }
+            // All 64 are at the server at once, issued from this thread; no Java thread waits
+            // for any of them (a thread per call would add 64).
+            assertEquals(64, async.inFlight());
+            long added = otherJavaThreads() - before;
+            assertTrue(added <= 8, added + " Java threads were added for 64 calls");
+            release.countDown();
+            for (CompletableFuture<byte[]> f : calls) {
+                assertArrayEquals(BODY, f.get(30, TimeUnit.SECONDS));
+            }
+            assertEquals(64, answered.get());
+        }
+    }
+
     @Test
     void callsInFlightCompleteAfterTheAsyncViewAndTheStoreAreClosed() throws Exception {
         ObjectStore store = open();

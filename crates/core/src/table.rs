@@ -196,7 +196,23 @@ impl TableOpens {
                     let config = config.clone();
                     let slot = slot.clone();
                     let call = async move {
-                        let answer = provider.describe_table().await;
+                        // In its own task when there is a runtime (as the refresher's refreshes):
+                        // the call completes even if every caller went away (the next caller
+                        // finds its outcome), and a panic becomes an error instead of poisoning
+                        // the shared call.
+                        let describe = {
+                            let provider = provider.clone();
+                            async move { provider.describe_table().await }
+                        };
+                        let answer = match tokio::runtime::Handle::try_current() {
+                            Ok(handle) => handle.spawn(describe).await.unwrap_or_else(|e| {
+                                Err(Error::provider(
+                                    provider.provider_id(),
+                                    format!("the describe task failed: {e}"),
+                                ))
+                            }),
+                            Err(_) => describe.await,
+                        };
                         let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
                         s.in_flight = None;
                         match &answer {

@@ -164,12 +164,18 @@ public final class LanceNamespaceStorageOptionsProvider extends CatalogSpecProvi
     }
 
     /**
-     * Calls {@code DescribeTable} once.
+     * Calls {@code DescribeTable} once. The call is shared with the concurrent describes and
+     * {@link #openTable opens} of the same table (endpoint, table id and headers) in this process,
+     * and after a failed one that failure is remembered natively for a backoff (the credential
+     * refresher's schedule: 1 s doubling to 30 s; 30 s at once when {@link
+     * CatalogException#isRetryable() not retryable}): until then this method throws it again at
+     * once, without calling the catalog, its message saying when the next attempt is.
      *
      * @return the table's location, URI and vended storage options
      * @throws CatalogException for a non-2xx answer (404 when the table does not exist), a
      *     timeout, a connection failure, or an answer that is not a JSON object with string-valued
-     *     {@code storage_options}
+     *     {@code storage_options}; during the backoff after such a failure, that failure (same
+     *     kind, status and code)
      * @throws StorageException if the native library fails otherwise
      * @throws InterruptedException if the calling thread is interrupted before the call
      */
@@ -204,8 +210,8 @@ public final class LanceNamespaceStorageOptionsProvider extends CatalogSpecProvi
      * @param clientOptions the caller's own options (endpoint, region, allow-http, encryption
      *     keys, ...), may be {@code null}
      * @return the open store; close it
-     * @throws CatalogException when describe fails or its answer has no location or no {@code
-     *     storage_options}
+     * @throws CatalogException when describe fails (or failed recently, see {@link
+     *     #describeTable()}) or its answer has no location or no {@code storage_options}
      * @throws StorageException when the store cannot be opened
      * @throws InterruptedException if the calling thread is interrupted before the call
      */
@@ -222,14 +228,15 @@ public final class LanceNamespaceStorageOptionsProvider extends CatalogSpecProvi
      * set, every other option of the caller is kept unless the catalog vends it, and the caller's
      * {@code aws_sse_customer_key_base64} and {@code aws_sse_kms_key_id} are always kept. The
      * native provider this spec describes refreshes the credentials before they expire, without
-     * calling into the JVM.
+     * calling into the JVM. The describe is shared and a failed one remembered as {@link
+     * #describeTable()}'s.
      *
      * @param clientOptions the caller's own options (endpoint, region, allow-http, encryption
      *     keys, ...), may be {@code null}
      * @param leadTime how long before expiry to refresh, or {@code null} for the default
      * @return the open store; close it
-     * @throws CatalogException when describe fails or its answer has no location or no {@code
-     *     storage_options}
+     * @throws CatalogException when describe fails (or failed recently, see {@link
+     *     #describeTable()}) or its answer has no location or no {@code storage_options}
      * @throws StorageException when the store cannot be opened
      * @throws InterruptedException if the calling thread is interrupted before the call
      */

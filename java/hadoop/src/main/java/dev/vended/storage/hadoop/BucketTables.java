@@ -15,11 +15,11 @@ import org.apache.hadoop.conf.Configuration;
  * location is configured, plus those located by their catalog once the catalog has answered.
  *
  * <p>A table without a configured location is a table of every bucket until it is located: its
- * location comes from its catalog's describe, made at most once per JVM (shared through {@link
- * TableStores}, which also keeps the failure and its backoff). {@link #match} tries to locate such
- * tables before routing, never waiting for a retry another thread is making; a table that cannot be
- * located is left out of the routing until it can, so that it never breaks the paths of other
- * tables. Thread-safe.
+ * location comes from its catalog's describe, shared through {@link TableStores} (the native side
+ * makes it single-flight per process and answers a recent failure at once during its backoff).
+ * {@link #match} tries to locate such tables before routing (waiting at most for a describe in
+ * flight); a table that cannot be located is left out of the routing until it can, so that it never
+ * breaks the paths of other tables. Thread-safe.
  */
 final class BucketTables {
 
@@ -108,7 +108,7 @@ final class BucketTables {
         List<TableConfig> located = new ArrayList<>();
         for (TableConfig t : pending) {
             try {
-                TableConfig.Location loc = TableStores.locate(t, conf, vendedScheme).location();
+                TableConfig.Location loc = TableStores.get(t, conf, vendedScheme).location();
                 located.add(t);
                 if (isMine(loc)) {
                     found.add(new Table(t, loc));

@@ -2,7 +2,6 @@ package dev.vended.storage.hadoop;
 
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.StorageOptionsProvider;
-import dev.vended.storage.catalog.CatalogException;
 import dev.vended.storage.catalog.LanceNamespaceStorageOptionsProvider;
 
 import java.io.IOException;
@@ -29,25 +28,18 @@ import org.apache.hadoop.conf.Configuration;
  * JVM running many tasks makes about one provider call per credential lifetime per table. Stores
  * stay open for the life of the JVM (the native runtime's threads are daemons).
  *
- * <p>Opening a table (for a table located by its catalog: the describe that locates it) is
- * single-flight per table per JVM. A failed open is remembered and not attempted again before a
- * backoff has passed, the credential refresher's default schedule ({@link CatalogException}): 1 s
- * doubling to 30 s while the failure may heal ({@link CatalogException#isRetryable()}, and every
- * failure that is not a catalog's), 30 s from the start for a catalog failure that is not
- * retryable. Meanwhile every caller gets at once an {@link IOException} naming the table and the
- * failure, so that an unreachable catalog is not called once per operation.
+ * <p>Opening a table is single-flight per table per JVM (one store per table). For a table located
+ * by its catalog, the describe that locates it is the native one ({@link
+ * LanceNamespaceStorageOptionsProvider#describeTable()}): shared by every caller of the process
+ * for the same catalog table, and after a failure the native side remembers it for a backoff (the
+ * credential refresher's schedule: 1 s doubling to 30 s, 30 s at once when the catalog says the
+ * failure is permanent) and answers it at once without calling the catalog. This class holds no
+ * retry policy: it maps a failure to an {@link IOException} naming the table.
  */
 final class TableStores {
 
     /** An open table: its store (rooted at the bucket) and its canonical location. */
     record Opened(ObjectStore store, TableConfig.Location location, String providerDescription) {}
-
-    private static final System.Logger LOG = System.getLogger("dev.vended.storage.hadoop");
-
-    /** First backoff after a failed open, milliseconds. */
-    static final long INITIAL_BACKOFF_MILLIS = 1_000;
-    /** Longest backoff, and the backoff of a catalog failure that is not retryable, milliseconds. */
-    static final long MAX_BACKOFF_MILLIS = 30_000;
 
     private static final ConcurrentHashMap<String, Holder> HOLDERS = new ConcurrentHashMap<>();
 
@@ -56,24 +48,13 @@ final class TableStores {
     /**
      * The store of {@code table}, opened on first use in this JVM; waits for an open in progress.
      *
-     * @throws IOException naming the table, if it cannot be opened now or a recent open failed
-     *     (within the backoff); an {@link InterruptedIOException} if interrupted
+     * @throws IOException naming the table and the failure, if it cannot be opened now (during the
+     *     backoff after a failed describe: that failure, saying when the next attempt is); an
+     *     {@link InterruptedIOException} if interrupted
      */
     static Opened get(TableConfig table, Configuration conf, String vendedScheme)
             throws IOException {
-        return holder(table).get(table, conf, vendedScheme, true);
-    }
-
-    /**
-     * Like {@link #get}, but once an open of the table has failed, never waits for the retry that
-     * another thread is making: fails at once instead. For routing paths, where a table that is
-     * not yet open must not hold up the operations of the others.
-     *
-     * @throws IOException as {@link #get}, or when another thread is retrying the open
-     */
-    static Opened locate(TableConfig table, Configuration conf, String vendedScheme)
-            throws IOException {
-        return holder(table).get(table, conf, vendedScheme, false);
+        return holder(table).get(table, conf, vendedScheme);
     }
 
     private static Holder holder(TableConfig table) {
@@ -81,92 +62,38 @@ final class TableStores {
         return h != null ? h : HOLDERS.computeIfAbsent(table.identity(), k -> new Holder());
     }
 
-    /** The last failed open: its cause, when the next may start, how many failed in a row. */
-    private record Failure(IOException cause, long retryAtNanos, int consecutive) {
-        IOException error(TableConfig table) {
-            long ms = Math.max(0, (retryAtNanos - System.nanoTime()) / 1_000_000);
-            return new IOException(
-                    "table '"
-                            + table.name
-                            + "' is unavailable: "
-                            + cause.getMessage()
-                            + " (next attempt in "
-                            + ms
-                            + " ms)",
-                    cause);
-        }
-
-        boolean waiting() {
-            return System.nanoTime() - retryAtNanos < 0;
-        }
-    }
-
     private static final class Holder {
         private final ReentrantLock lock = new ReentrantLock();
         private volatile Opened opened;
-        private volatile Failure failure;
 
-        Opened get(TableConfig table, Configuration conf, String vendedScheme, boolean wait)
-                throws IOException {
+        Opened get(TableConfig table, Configuration conf, String vendedScheme) throws IOException {
             Opened o = opened;
             if (o != null) {
                 return o;
             }
-            Failure f = failure;
-            if (f != null && f.waiting()) {
-                throw f.error(table);
-            }
-            if (wait || f == null) {
-                try {
-                    lock.lockInterruptibly();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new InterruptedIOException("interrupted while opening table " + table.name);
-                }
-            } else if (!lock.tryLock()) {
-                throw f.error(table); // another thread is retrying
+            try {
+                lock.lockInterruptibly();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while opening table " + table.name);
             }
             try {
                 if (opened != null) {
                     return opened;
                 }
-                f = failure;
-                if (f != null && f.waiting()) {
-                    throw f.error(table);
-                }
                 try {
                     opened = open(table, conf, vendedScheme);
-                    failure = null;
                     return opened;
                 } catch (InterruptedIOException e) {
                     throw e;
                 } catch (IOException e) {
-                    int n = f == null ? 1 : f.consecutive + 1;
-                    Failure next =
-                            new Failure(
-                                    e,
-                                    System.nanoTime() + backoffMillis(e, n) * 1_000_000,
-                                    n);
-                    failure = next;
-                    IOException error = next.error(table);
-                    LOG.log(System.Logger.Level.WARNING, error.getMessage());
-                    throw error;
+                    throw new IOException(
+                            "table '" + table.name + "' is unavailable: " + e.getMessage(), e);
                 }
             } finally {
                 lock.unlock();
             }
         }
-    }
-
-    /** The backoff after the {@code consecutive}-th failed open in a row (1, 2, ...). */
-    static long backoffMillis(IOException failure, int consecutive) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof CatalogException c && !c.isRetryable()) {
-                return MAX_BACKOFF_MILLIS;
-            }
-        }
-        int doublings = Math.min(Math.max(consecutive - 1, 0), 5);
-        return Math.min(MAX_BACKOFF_MILLIS, INITIAL_BACKOFF_MILLIS << doublings);
     }
 
     /**

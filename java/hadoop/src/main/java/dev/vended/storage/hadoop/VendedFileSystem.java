@@ -1,22 +1,18 @@
 package dev.vended.storage.hadoop;
 
-import dev.vended.storage.ListResult;
+import static dev.vended.storage.hadoop.Listings.hasChildren;
+import static dev.vended.storage.hadoop.PathResolver.mayBeObject;
+import static dev.vended.storage.hadoop.PathResolver.notFound;
+
 import dev.vended.storage.MultipartOutputStream;
-import dev.vended.storage.ObjectListing;
-import dev.vended.storage.ObjectMeta;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
-import dev.vended.storage.StorageException;
-import dev.vended.storage.UncheckedStorageException;
-import dev.vended.storage.hadoop.BucketTables.Table;
+import dev.vended.storage.hadoop.PathResolver.Target;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.List;
-import java.util.NoSuchElementException;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CreateFlag;
@@ -28,7 +24,6 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
@@ -85,9 +80,9 @@ import org.apache.hadoop.util.Progressable;
  *
  * <ul>
  *   <li>Before routing a path, each table not located yet is tried: one describe in flight per
- *       table per JVM; after a failure, none again before a backoff (1 s doubling to 30 s; 30 s
- *       for a failure the catalog will not heal by itself, such as 404 or 401), and an operation
- *       never waits for a retry another thread is making.
+ *       catalog table per process (natively, shared with every other caller); after a failure,
+ *       none again before a backoff (1 s doubling to 30 s; 30 s for a failure the catalog will
+ *       not heal by itself, such as 404 or 401): meanwhile the failure is answered at once.
  *   <li>A path is routed among the <b>known</b> locations (configured, or located already): the
  *       longest one containing it wins, and the operation proceeds with that table whatever the
  *       state of the catalogs.
@@ -139,16 +134,12 @@ public class VendedFileSystem extends FileSystem {
     private Path workingDir;
     /** This bucket's tables. */
     private BucketTables tables;
-
-    /**
-     * A resolved path: its table (or null), its bucket key (no leading or trailing slash) and, when
-     * no table is known for it, the failures of the tables not located yet.
-     */
-    private record Target(Table table, String key, Path path, List<IOException> unlocated) {
-        ObjectStore store(VendedFileSystem fs) throws IOException {
-            return TableStores.get(table.config(), fs.getConf(), fs.vendedScheme).store();
-        }
-    }
+    /** Path to key mapping. */
+    private PathResolver paths;
+    /** Statuses and listings. */
+    private Listings listings;
+    /** Directories, deletes and renames. */
+    private Namespace namespace;
 
     /** Creates an uninitialized FileSystem (Hadoop calls {@link #initialize}). */
     public VendedFileSystem() {}
@@ -177,6 +168,9 @@ public class VendedFileSystem extends FileSystem {
                         TableConfig.all(conf).values(),
                         conf,
                         vendedScheme);
+        this.paths = new PathResolver(this, uri, tables, conf, vendedScheme);
+        this.listings = new Listings(this, paths, blockSize);
+        this.namespace = new Namespace(paths, listings);
         this.workingDir = makeQualified(new Path("/"));
     }
 
@@ -225,197 +219,26 @@ public class VendedFileSystem extends FileSystem {
      */
     public String tableOf(Path path) {
         try {
-            Target t = resolve(path);
-            return t.table == null ? null : t.table.config().name;
+            Target t = paths.resolve(path);
+            return t.table() == null ? null : t.table().config().name;
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
     }
 
     // ---------------------------------------------------------------------------------------
-    // Paths
-
-    private Target resolve(Path p) throws IOException {
-        Path q = makeQualified(p);
-        String key = q.toUri().getPath();
-        while (key.startsWith("/")) {
-            key = key.substring(1);
-        }
-        while (key.endsWith("/")) {
-            key = key.substring(0, key.length() - 1);
-        }
-        BucketTables.Match m = tables.match(key);
-        return new Target(m.table(), key, q, m.unlocated());
-    }
-
-    private Path pathOf(String key) {
-        return new Path(uri.getScheme(), uri.getAuthority(), "/" + key);
-    }
-
-    private Target child(Target parent, String name) throws IOException {
-        String key = parent.key.isEmpty() ? name : parent.key + "/" + name;
-        return resolve(pathOf(key));
-    }
-
-    private boolean leadsToTable(String key) {
-        return tables.leadsToTable(key);
-    }
-
-    /**
-     * The error for a path no known table covers: not found, or, while tables located by their
-     * catalog are not located, an {@link IOException} naming them and their failures (the path
-     * may be theirs).
-     */
-    private IOException noTable(Target t) {
-        if (!t.unlocated.isEmpty()) {
-            return BucketTables.unlocatedError(t.path.toString(), t.unlocated);
-        }
-        return new FileNotFoundException(
-                "no table covers "
-                        + t.path
-                        + " (configure "
-                        + TableConfig.PREFIX
-                        + "<name>.location and its credential source)");
-    }
-
-    private Target requireTable(Path p) throws IOException {
-        Target t = resolve(p);
-        if (t.table == null) {
-            throw noTable(t);
-        }
-        return t;
-    }
-
-    /**
-     * Whether an object may exist at {@code key}: not the bucket root, and not the table's root
-     * (the location names a directory; credentials scoped to {@code prefix/} may not even HEAD
-     * {@code prefix}).
-     */
-    private static boolean mayBeObject(Table table, String key) {
-        return !key.isEmpty() && !(key + "/").equals(table.location().prefix());
-    }
-
-    private static boolean isMarker(String key) {
-        return key.equals(DIR_MARKER) || key.endsWith("/" + DIR_MARKER);
-    }
-
-    private static String markerOf(String dirKey) {
-        return dirKey.isEmpty() ? DIR_MARKER : dirKey + "/" + DIR_MARKER;
-    }
-
-    private static String parentKey(String key) {
-        int slash = key.lastIndexOf('/');
-        return slash < 0 ? "" : key.substring(0, slash);
-    }
-
-    private static FileNotFoundException notFound(Path p, StorageException cause) {
-        FileNotFoundException e = new FileNotFoundException("no such file or directory: " + p);
-        e.initCause(cause);
-        return e;
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Status
-
-    private FileStatus fileStatus(ObjectMeta m) {
-        return new FileStatus(
-                m.size(), false, 1, blockSize, m.lastModifiedMillis(), pathOf(m.path()));
-    }
-
-    private FileStatus dirStatus(Path p) {
-        return new FileStatus(0, true, 1, blockSize, 0, p);
-    }
-
-    /** Whether any object (a child or a marker) lies under {@code dirKey/}. */
-    private boolean hasChildren(ObjectStore store, String dirKey) throws IOException {
-        try (ObjectListing l = store.listIterator(dirKey.isEmpty() ? null : dirKey, 1)) {
-            return l.hasNext();
-        } catch (UncheckedStorageException e) {
-            throw e.getCause();
-        }
-    }
-
-    /** The status of a path in a table, or null when nothing exists there. */
-    private FileStatus statusOrNull(Target t) throws IOException {
-        ObjectStore store = t.store(this);
-        if (mayBeObject(t.table, t.key)) {
-            try {
-                return fileStatus(store.head(t.key));
-            } catch (ObjectNotFoundException e) {
-                // not a file: a directory?
-            }
-        }
-        return hasChildren(store, t.key) ? dirStatus(t.path) : null;
-    }
+    // Status (see Listings)
 
     @Override
     public FileStatus getFileStatus(Path f) throws IOException {
         statistics.incrementReadOps(1);
-        Target t = resolve(f);
-        if (t.table == null) {
-            if (t.key.isEmpty() || leadsToTable(t.key)) {
-                return dirStatus(t.path);
-            }
-            throw noTable(t);
-        }
-        FileStatus s = statusOrNull(t);
-        if (s == null) {
-            if (t.key.isEmpty()) {
-                return dirStatus(t.path);
-            }
-            throw new FileNotFoundException("no such file or directory: " + t.path);
-        }
-        return s;
+        return listings.status(paths.resolve(f));
     }
 
     @Override
     public FileStatus[] listStatus(Path f) throws IOException {
         statistics.incrementReadOps(1);
-        Target t = resolve(f);
-        if (t.table == null) {
-            if (t.key.isEmpty() || leadsToTable(t.key)) {
-                return leadingDirectories(t);
-            }
-            throw noTable(t);
-        }
-        ObjectStore store = t.store(this);
-        ListResult r = store.listWithDelimiter(t.key.isEmpty() ? null : t.key);
-        List<FileStatus> out = new ArrayList<>();
-        boolean marker = false;
-        for (ObjectMeta m : r.objects()) {
-            if (isMarker(m.path())) {
-                marker = true;
-            } else {
-                out.add(fileStatus(m));
-            }
-        }
-        for (String prefix : r.commonPrefixes()) {
-            out.add(dirStatus(pathOf(prefix)));
-        }
-        if (out.isEmpty() && !marker) {
-            if (!mayBeObject(t.table, t.key)) {
-                if (t.key.isEmpty()) {
-                    return new FileStatus[0];
-                }
-                throw new FileNotFoundException("no such file or directory: " + t.path);
-            }
-            try {
-                return new FileStatus[] {fileStatus(store.head(t.key))};
-            } catch (ObjectNotFoundException e) {
-                throw notFound(t.path, e);
-            }
-        }
-        return out.toArray(new FileStatus[0]);
-    }
-
-    /** The children of a directory above table locations: the next segments towards them. */
-    private FileStatus[] leadingDirectories(Target t) {
-        String base = t.key.isEmpty() ? "" : t.key + "/";
-        List<FileStatus> out = new ArrayList<>();
-        for (String n : tables.leadingNames(t.key)) {
-            out.add(dirStatus(pathOf(base + n)));
-        }
-        return out.toArray(new FileStatus[0]);
+        return listings.list(paths.resolve(f));
     }
 
     /**
@@ -430,90 +253,15 @@ public class VendedFileSystem extends FileSystem {
             return super.listFiles(f, false);
         }
         statistics.incrementReadOps(1);
-        Target t = resolve(f);
-        if (t.table == null) {
+        Target t = paths.resolve(f);
+        if (t.table() == null) {
             return super.listFiles(f, true);
         }
-        ObjectStore store = t.store(this);
-        if (mayBeObject(t.table, t.key)) {
-            try {
-                FileStatus file = fileStatus(store.head(t.key));
-                List<LocatedFileStatus> one =
-                        List.of(new LocatedFileStatus(file, getFileBlockLocations(file, 0, file.getLen())));
-                return iterator(one.iterator());
-            } catch (ObjectNotFoundException e) {
-                // a directory, or nothing
-            }
-        }
-        ObjectListing listing = store.listIterator(t.key.isEmpty() ? null : t.key, 0);
-        FlatListing it = new FlatListing(listing);
-        if (!it.sawAnything()) {
-            listing.close();
-            throw new FileNotFoundException("no such file or directory: " + t.path);
-        }
-        return it;
+        return listings.listRecursively(t);
     }
 
-    private static <T> RemoteIterator<T> iterator(java.util.Iterator<T> it) {
-        return new RemoteIterator<>() {
-            @Override
-            public boolean hasNext() {
-                return it.hasNext();
-            }
-
-            @Override
-            public T next() {
-                return it.next();
-            }
-        };
-    }
-
-    /** A recursive listing as located statuses, markers skipped, one object looked ahead. */
-    private final class FlatListing implements RemoteIterator<LocatedFileStatus> {
-        private final ObjectListing listing;
-        private ObjectMeta next;
-        private boolean anything;
-
-        FlatListing(ObjectListing listing) throws IOException {
-            this.listing = listing;
-            advance();
-        }
-
-        boolean sawAnything() {
-            return anything;
-        }
-
-        private void advance() throws IOException {
-            next = null;
-            try {
-                while (listing.hasNext()) {
-                    ObjectMeta m = listing.next();
-                    anything = true;
-                    if (!isMarker(m.path())) {
-                        next = m;
-                        return;
-                    }
-                }
-            } catch (UncheckedStorageException e) {
-                throw e.getCause();
-            }
-            listing.close();
-        }
-
-        @Override
-        public boolean hasNext() {
-            return next != null;
-        }
-
-        @Override
-        public LocatedFileStatus next() throws IOException {
-            if (next == null) {
-                throw new NoSuchElementException();
-            }
-            FileStatus s = fileStatus(next);
-            advance();
-            return new LocatedFileStatus(s, getFileBlockLocations(s, 0, s.getLen()));
-        }
+    private FileStatus statusOrNull(Target t) throws IOException {
+        return listings.statusOrNull(t);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -522,22 +270,22 @@ public class VendedFileSystem extends FileSystem {
     @Override
     public FSDataInputStream open(Path f, int bufferSize) throws IOException {
         statistics.incrementReadOps(1);
-        Target t = requireTable(f);
-        if (!mayBeObject(t.table, t.key)) {
-            throw new FileNotFoundException("cannot open a directory: " + t.path);
+        Target t = paths.requireTable(f);
+        if (!mayBeObject(t.table(), t.key())) {
+            throw new FileNotFoundException("cannot open a directory: " + t.path());
         }
-        ObjectStore store = t.store(this);
+        ObjectStore store = paths.store(t);
         try {
             return new FSDataInputStream(
-                    new VendedInputStream(store.openInput(t.key), statistics, t.path.toString()));
+                    new VendedInputStream(store.openInput(t.key()), statistics, t.path().toString()));
         } catch (ObjectNotFoundException e) {
-            if (hasChildren(store, t.key)) {
+            if (hasChildren(store, t.key())) {
                 FileNotFoundException d =
-                        new FileNotFoundException("cannot open a directory: " + t.path);
+                        new FileNotFoundException("cannot open a directory: " + t.path());
                 d.initCause(e);
                 throw d;
             }
-            throw notFound(t.path, e);
+            throw notFound(t.path(), e);
         }
     }
 
@@ -552,20 +300,20 @@ public class VendedFileSystem extends FileSystem {
             Progressable progress)
             throws IOException {
         statistics.incrementWriteOps(1);
-        Target t = requireTable(f);
-        if (!mayBeObject(t.table, t.key)) {
-            throw new FileAlreadyExistsException("cannot create a file at a table's root: " + t.path);
+        Target t = paths.requireTable(f);
+        if (!mayBeObject(t.table(), t.key())) {
+            throw new FileAlreadyExistsException("cannot create a file at a table's root: " + t.path());
         }
         FileStatus existing = statusOrNull(t);
         if (existing != null) {
             if (existing.isDirectory()) {
-                throw new FileAlreadyExistsException(t.path + " is a directory");
+                throw new FileAlreadyExistsException(t.path() + " is a directory");
             }
             if (!overwrite) {
-                throw new FileAlreadyExistsException(t.path + " already exists");
+                throw new FileAlreadyExistsException(t.path() + " already exists");
             }
         }
-        MultipartOutputStream out = t.store(this).openOutput(t.key);
+        MultipartOutputStream out = paths.store(t).openOutput(t.key());
         return new FSDataOutputStream(out, statistics);
     }
 
@@ -613,101 +361,16 @@ public class VendedFileSystem extends FileSystem {
     // ---------------------------------------------------------------------------------------
     // Namespace operations
 
-    /** Writes a marker for the parent of {@code key} when nothing else keeps it in existence. */
-    private void keepParent(Target t, ObjectStore store) throws IOException {
-        String parent = parentKey(t.key);
-        if (parent.isEmpty() || !t.table.location().contains(parent)) {
-            return;
-        }
-        if (!hasChildren(store, parent)) {
-            store.put(markerOf(parent), new byte[0]);
-        }
-    }
-
     @Override
     public boolean mkdirs(Path f, FsPermission permission) throws IOException {
         statistics.incrementWriteOps(1);
-        Target t = resolve(f);
-        if (t.table == null) {
-            if (t.key.isEmpty() || leadsToTable(t.key)) {
-                return true;
-            }
-            throw noTable(t);
-        }
-        if (t.key.isEmpty()) {
-            return true;
-        }
-        FileStatus existing = statusOrNull(t);
-        if (existing != null) {
-            if (existing.isFile()) {
-                throw new FileAlreadyExistsException("a file exists at " + t.path);
-            }
-            return true;
-        }
-        ObjectStore store = t.store(this);
-        for (String a = parentKey(t.key);
-                mayBeObject(t.table, a) && t.table.location().contains(a);
-                a = parentKey(a)) {
-            try {
-                store.head(a);
-                throw new ParentNotDirectoryException("a parent is a file: " + pathOf(a));
-            } catch (ObjectNotFoundException e) {
-                // not a file: fine
-            }
-        }
-        store.put(markerOf(t.key), new byte[0]);
-        return true;
+        return namespace.mkdirs(paths.resolve(f));
     }
 
     @Override
     public boolean delete(Path f, boolean recursive) throws IOException {
         statistics.incrementWriteOps(1);
-        Target t = requireTable(f);
-        if (t.key.isEmpty()) {
-            return false; // never the bucket root
-        }
-        ObjectStore store = t.store(this);
-        if (mayBeObject(t.table, t.key)) {
-            try {
-                store.head(t.key);
-                store.delete(t.key);
-                keepParent(t, store);
-                return true;
-            } catch (ObjectNotFoundException e) {
-                // a directory, or nothing
-            }
-        }
-        List<String> keys = new ArrayList<>();
-        boolean content = false;
-        try (ObjectListing l = store.listIterator(t.key, 0)) {
-            while (l.hasNext()) {
-                String k = l.next().path();
-                keys.add(k);
-                content |= !isMarker(k);
-            }
-        } catch (UncheckedStorageException e) {
-            throw e.getCause();
-        }
-        if (keys.isEmpty()) {
-            return false;
-        }
-        if (content && !recursive) {
-            throw new PathIsNotEmptyDirectoryException(t.path.toString());
-        }
-        for (String k : keys) {
-            deleteQuietly(store, k);
-        }
-        keepParent(t, store);
-        return true;
-    }
-
-    /** Deletes one object; an object already gone is fine (another deleter won). */
-    private static void deleteQuietly(ObjectStore store, String key) throws IOException {
-        try {
-            store.delete(key);
-        } catch (ObjectNotFoundException e) {
-            // gone already
-        }
+        return namespace.delete(paths.requireTable(f), recursive);
     }
 
     /**
@@ -722,78 +385,7 @@ public class VendedFileSystem extends FileSystem {
     @Override
     public boolean rename(Path src, Path dst) throws IOException {
         statistics.incrementWriteOps(1);
-        Target s = requireTable(src);
-        Target d = requireTable(dst);
-        if (s.table != d.table) {
-            throw new IOException(
-                    "rename across tables is not supported: "
-                            + s.path
-                            + " ("
-                            + s.table.config().name
-                            + ") to "
-                            + d.path
-                            + " ("
-                            + d.table.config().name
-                            + ")");
-        }
-        if (s.key.isEmpty()) {
-            return false;
-        }
-        FileStatus ss = statusOrNull(s);
-        if (ss == null) {
-            return false;
-        }
-        if (s.key.equals(d.key)) {
-            return ss.isFile();
-        }
-        if (d.key.startsWith(s.key + "/")) {
-            return false;
-        }
-        FileStatus ds = d.key.isEmpty() ? dirStatus(d.path) : statusOrNull(d);
-        if (ds != null) {
-            if (ds.isFile()) {
-                return false;
-            }
-            d = child(d, s.path.getName());
-            if (d.table != s.table) {
-                throw new IOException("rename across tables is not supported: " + d.path);
-            }
-            if (statusOrNull(d) != null) {
-                return false;
-            }
-        } else {
-            String parent = parentKey(d.key);
-            if (mayBeObject(d.table, parent) && d.table.location().contains(parent)) {
-                try {
-                    s.store(this).head(parent);
-                    return false; // the destination's parent is a file
-                } catch (ObjectNotFoundException e) {
-                    // fine
-                }
-            }
-        }
-        ObjectStore store = s.store(this);
-        if (ss.isFile()) {
-            store.copy(s.key, d.key);
-            deleteQuietly(store, s.key);
-        } else {
-            List<String> keys = new ArrayList<>();
-            try (ObjectListing l = store.listIterator(s.key, 0)) {
-                while (l.hasNext()) {
-                    keys.add(l.next().path());
-                }
-            } catch (UncheckedStorageException e) {
-                throw e.getCause();
-            }
-            for (String k : keys) {
-                store.copy(k, d.key + k.substring(s.key.length()));
-            }
-            for (String k : keys) {
-                deleteQuietly(store, k);
-            }
-        }
-        keepParent(s, store);
-        return true;
+        return namespace.rename(paths.requireTable(src), paths.requireTable(dst));
     }
 
     /** Does not close the tables' stores: they are shared JVM-wide (see the class description). */

@@ -1,0 +1,208 @@
+package dev.vended.storage.hadoop;
+
+import static dev.vended.storage.hadoop.Listings.hasChildren;
+import static dev.vended.storage.hadoop.PathResolver.isMarker;
+import static dev.vended.storage.hadoop.PathResolver.markerOf;
+import static dev.vended.storage.hadoop.PathResolver.mayBeObject;
+import static dev.vended.storage.hadoop.PathResolver.parentKey;
+
+import dev.vended.storage.ObjectListing;
+import dev.vended.storage.ObjectNotFoundException;
+import dev.vended.storage.ObjectStore;
+import dev.vended.storage.UncheckedStorageException;
+import dev.vended.storage.hadoop.PathResolver.Target;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.hadoop.fs.FileAlreadyExistsException;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.ParentNotDirectoryException;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
+
+/**
+ * The namespace operations of one {@link VendedFileSystem}: directories (marker objects), deletes
+ * and renames (copies, then deletes: not atomic). Thread-safe as the stores are.
+ */
+final class Namespace {
+
+    private final PathResolver paths;
+    private final Listings listings;
+
+    Namespace(PathResolver paths, Listings listings) {
+        this.paths = paths;
+        this.listings = listings;
+    }
+
+    /** Writes a marker for the parent of {@code key} when nothing else keeps it in existence. */
+    private void keepParent(Target t, ObjectStore store) throws IOException {
+        String parent = parentKey(t.key());
+        if (parent.isEmpty() || !t.table().location().contains(parent)) {
+            return;
+        }
+        if (!hasChildren(store, parent)) {
+            store.put(markerOf(parent), new byte[0]);
+        }
+    }
+
+    /** {@link org.apache.hadoop.fs.FileSystem#mkdirs(Path)} of a resolved path. */
+    boolean mkdirs(Target t) throws IOException {
+        if (t.table() == null) {
+            if (t.key().isEmpty() || paths.leadsToTable(t.key())) {
+                return true;
+            }
+            throw paths.noTable(t);
+        }
+        if (t.key().isEmpty()) {
+            return true;
+        }
+        FileStatus existing = listings.statusOrNull(t);
+        if (existing != null) {
+            if (existing.isFile()) {
+                throw new FileAlreadyExistsException("a file exists at " + t.path());
+            }
+            return true;
+        }
+        ObjectStore store = paths.store(t);
+        for (String a = parentKey(t.key());
+                mayBeObject(t.table(), a) && t.table().location().contains(a);
+                a = parentKey(a)) {
+            try {
+                store.head(a);
+                throw new ParentNotDirectoryException("a parent is a file: " + paths.pathOf(a));
+            } catch (ObjectNotFoundException e) {
+                // not a file: fine
+            }
+        }
+        store.put(markerOf(t.key()), new byte[0]);
+        return true;
+    }
+
+    /** {@link org.apache.hadoop.fs.FileSystem#delete(Path, boolean)} of a path of a table. */
+    boolean delete(Target t, boolean recursive) throws IOException {
+        if (t.key().isEmpty()) {
+            return false; // never the bucket root
+        }
+        ObjectStore store = paths.store(t);
+        if (mayBeObject(t.table(), t.key())) {
+            try {
+                store.head(t.key());
+                store.delete(t.key());
+                keepParent(t, store);
+                return true;
+            } catch (ObjectNotFoundException e) {
+                // a directory, or nothing
+            }
+        }
+        List<String> keys = new ArrayList<>();
+        boolean content = false;
+        try (ObjectListing l = store.listIterator(t.key(), 0)) {
+            while (l.hasNext()) {
+                String k = l.next().path();
+                keys.add(k);
+                content |= !isMarker(k);
+            }
+        } catch (UncheckedStorageException e) {
+            throw e.getCause();
+        }
+        if (keys.isEmpty()) {
+            return false;
+        }
+        if (content && !recursive) {
+            throw new PathIsNotEmptyDirectoryException(t.path().toString());
+        }
+        for (String k : keys) {
+            deleteQuietly(store, k);
+        }
+        keepParent(t, store);
+        return true;
+    }
+
+    /** Deletes one object; an object already gone is fine (another deleter won). */
+    private static void deleteQuietly(ObjectStore store, String key) throws IOException {
+        try {
+            store.delete(key);
+        } catch (ObjectNotFoundException e) {
+            // gone already
+        }
+    }
+
+    /**
+     * {@link org.apache.hadoop.fs.FileSystem#rename} of paths of tables (see {@link
+     * VendedFileSystem#rename}).
+     */
+    boolean rename(Target s, Target d) throws IOException {
+        if (s.table() != d.table()) {
+            throw new IOException(
+                    "rename across tables is not supported: "
+                            + s.path()
+                            + " ("
+                            + s.table().config().name
+                            + ") to "
+                            + d.path()
+                            + " ("
+                            + d.table().config().name
+                            + ")");
+        }
+        if (s.key().isEmpty()) {
+            return false;
+        }
+        FileStatus ss = listings.statusOrNull(s);
+        if (ss == null) {
+            return false;
+        }
+        if (s.key().equals(d.key())) {
+            return ss.isFile();
+        }
+        if (d.key().startsWith(s.key() + "/")) {
+            return false;
+        }
+        FileStatus ds = d.key().isEmpty() ? listings.dirStatus(d.path()) : listings.statusOrNull(d);
+        if (ds != null) {
+            if (ds.isFile()) {
+                return false;
+            }
+            d = paths.child(d, s.path().getName());
+            if (d.table() != s.table()) {
+                throw new IOException("rename across tables is not supported: " + d.path());
+            }
+            if (listings.statusOrNull(d) != null) {
+                return false;
+            }
+        } else {
+            String parent = parentKey(d.key());
+            if (mayBeObject(d.table(), parent) && d.table().location().contains(parent)) {
+                try {
+                    paths.store(s).head(parent);
+                    return false; // the destination's parent is a file
+                } catch (ObjectNotFoundException e) {
+                    // fine
+                }
+            }
+        }
+        ObjectStore store = paths.store(s);
+        if (ss.isFile()) {
+            store.copy(s.key(), d.key());
+            deleteQuietly(store, s.key());
+        } else {
+            List<String> keys = new ArrayList<>();
+            try (ObjectListing l = store.listIterator(s.key(), 0)) {
+                while (l.hasNext()) {
+                    keys.add(l.next().path());
+                }
+            } catch (UncheckedStorageException e) {
+                throw e.getCause();
+            }
+            for (String k : keys) {
+                store.copy(k, d.key() + k.substring(s.key().length()));
+            }
+            for (String k : keys) {
+                deleteQuietly(store, k);
+            }
+        }
+        keepParent(s, store);
+        return true;
+    }
+}

@@ -178,26 +178,18 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startPut<'l>(
         if data.is_null() {
             return Err(BridgeError::Argument("data must not be null".into()));
         }
-        let mode = match mode {
-            0 => None,
-            1 => Some(WriteMode::Create),
-            2 => Some(WriteMode::IfMatch(string_arg(env, &e_tag, "eTag")?)),
-            m => {
-                return Err(BridgeError::Argument(format!(
-                    "mode {m} is not 0 (overwrite), 1 (create) or 2 (if-match)"
-                )))
-            }
-        };
+        // The streams' rule for the mode (0 overwrite, 1 create, 2 if-match with its eTag).
+        let mode = crate::streams::write_mode(env, mode, &e_tag)?;
         // Copied now: the caller may reuse its array once the call returns.
         let bytes = env.convert_byte_array(&data)?;
         spawn(env, &sink, async move {
             match mode {
                 // The synchronous put(): a plain PUT, no result.
-                None => {
+                WriteMode::Overwrite => {
                     store.put(&path, bytes.into()).await?;
                     Ok(Value::Unit)
                 }
-                Some(mode) => Ok(Value::Written(
+                mode => Ok(Value::Written(
                     store.put_opts(&path, bytes.into(), mode).await?,
                 )),
             }

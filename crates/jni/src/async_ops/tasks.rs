@@ -177,19 +177,28 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_take<'l>(
     task: jlong,
 ) -> JObject<'l> {
     env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let state = TASKS
-            .remove(task)
-            .ok_or(BridgeError::Closed("async task"))?;
-        let state = std::mem::replace(&mut *lock(&state), State::Cancelled);
+        let entry = TASKS.get(task).ok_or(BridgeError::Closed("async task"))?;
+        let state = {
+            let mut state = lock(&entry);
+            // A running task stays registered (and running): it is taken after `ready`.
+            if matches!(*state, State::Running(_)) {
+                return Err(BridgeError::Argument(format!(
+                    "async task {task} is still running"
+                )));
+            }
+            // Ended: removed while locked, so of two racing takes exactly one gets the value.
+            if TASKS.remove(task).is_none() {
+                return Err(BridgeError::Closed("async task"));
+            }
+            std::mem::replace(&mut *state, State::Cancelled)
+        };
         match state {
             State::Done(Ok(value)) => to_java(env, value),
             State::Done(Err(e)) => Err(e.into()),
-            State::Cancelled => Ok(JObject::null()),
-            // Raised here so that the entry point's policy reports it as for synchronous calls.
-            State::Panicked(message) => panic!("{message}"),
-            State::Running(_) => Err(BridgeError::Argument(format!(
-                "async task {task} is still running"
-            ))),
+            State::Cancelled | State::Running(_) => Ok(JObject::null()),
+            // Re-raised here (without the panic hook printing it again) so that the entry
+            // point's policy reports it as for synchronous calls.
+            State::Panicked(message) => std::panic::resume_unwind(Box::new(message)),
         }
     })
     .resolve::<ThrowJava>()

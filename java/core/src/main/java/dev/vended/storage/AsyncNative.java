@@ -2,7 +2,7 @@ package dev.vended.storage;
 
 /**
  * The JNI entry points of native completion for {@link AsyncObjectStore} (Rust: {@code
- * crates/jni/src/async_ops.rs}).
+ * crates/jni/src/async_ops/}).
  *
  * <p>Each {@code start*} method validates its arguments like the synchronous {@link NativeBridge}
  * call ({@link IllegalArgumentException}; {@link IllegalStateException} for a closed store handle),

@@ -9,6 +9,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Asynchronous operations on an {@link ObjectStore}, returning {@link CompletableFuture}s completed
@@ -403,6 +404,8 @@ public final class AsyncObjectStore implements AutoCloseable {
     /** One call: its future, and the sink the native task reports to. */
     private final class Call<T> extends AsyncNative.Sink {
         private final Decode<T> decode;
+        /** Set by the one delivery that takes the task (an executor may run it twice). */
+        private final AtomicBoolean delivered = new AtomicBoolean();
         private volatile long task;
         private volatile Thread nativeThread;
 
@@ -438,7 +441,9 @@ public final class AsyncObjectStore implements AutoCloseable {
             Runnable deliver = () -> deliver(id);
             try {
                 callbackExecutor.execute(deliver);
-            } catch (RuntimeException rejected) {
+            } catch (Throwable rejected) {
+                // Any throwable (an Error too): nothing may escape to the native thread, or the
+                // future would never complete and its permit never return.
                 ForkJoinPool.commonPool().execute(deliver);
             }
         }
@@ -448,6 +453,9 @@ public final class AsyncObjectStore implements AutoCloseable {
                 // The executor ran it inline: never complete (and run user stages) here.
                 ForkJoinPool.commonPool().execute(() -> deliver(id));
                 return;
+            }
+            if (!delivered.compareAndSet(false, true)) {
+                return; // run again (an executor that ran it and then threw, or ran it twice)
             }
             Object raw = null;
             Throwable error = null;

@@ -5,6 +5,7 @@
 //! Java exception (see [`errors`] for the mapping). Blocking work runs on the binding's runtime
 //! ([`runtime`]), whose threads are attached to the JVM as daemons.
 
+mod alloc;
 mod async_ops;
 mod catalog;
 mod errors;

@@ -2,11 +2,13 @@ package dev.vended.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.vended.storage.testkit.ChildJvm;
 import dev.vended.storage.testkit.LocalS3Server;
 
 import org.junit.jupiter.api.AfterAll;
@@ -19,6 +21,7 @@ import java.lang.ref.WeakReference;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -31,6 +34,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
@@ -74,7 +78,9 @@ class AsyncAdversarialTest {
     private static void awaitInFlight(AsyncObjectStore async, int n) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (async.inFlight() != n) {
-            assertTrue(System.nanoTime() < deadline, "in flight: " + async.inFlight() + ", want " + n);
+            assertTrue(
+                    System.nanoTime() < deadline,
+                    "in flight: " + async.inFlight() + ", want " + n);
             Thread.sleep(5); // polling a count; there is no signal to wait on
         }
     }
@@ -108,16 +114,19 @@ class AsyncAdversarialTest {
                 assertInstanceOf(IllegalArgumentException.class, t);
                 assertTrue(t.getMessage().contains("invalid range"), t.getMessage());
             }
-            assertArrayEquals(new byte[0], async.getRangeAsync("o", 2, 2).get(30, TimeUnit.SECONDS));
+            assertArrayEquals(
+                    new byte[0], async.getRangeAsync("o", 2, 2).get(30, TimeUnit.SECONDS));
             assertEquals(List.of(), async.getRangesAsync("o", List.of()).get(30, TimeUnit.SECONDS));
             // A mode outside 0..2 through the native entry point itself.
             long h = store.acquireHandle();
             try {
+                byte[] one = new byte[1];
+                Recorder sink = new Recorder();
                 for (int mode : new int[] {-1, 3, Integer.MAX_VALUE}) {
                     IllegalArgumentException e =
                             assertThrows(
                                     IllegalArgumentException.class,
-                                    () -> AsyncNative.startPut(h, "o", new byte[1], mode, null, new Recorder()));
+                                    () -> AsyncNative.startPut(h, "o", one, mode, null, sink));
                     assertTrue(e.getMessage().contains("mode " + mode), e.getMessage());
                 }
                 assertThrows(
@@ -126,7 +135,9 @@ class AsyncAdversarialTest {
                         "a null sink");
                 assertThrows(
                         IllegalArgumentException.class,
-                        () -> AsyncNative.startGetRanges(h, "o", new long[2], new long[1], new Recorder()));
+                        () ->
+                                AsyncNative.startGetRanges(
+                                        h, "o", new long[2], new long[1], new Recorder()));
             } finally {
                 store.releaseHandle();
             }
@@ -229,9 +240,9 @@ class AsyncAdversarialTest {
             int done = 0;
             for (int i = 0; i < 2000; i++) {
                 CompletableFuture<byte[]> f = async.getAsync("o");
-                if (i % 3 == 0) {
-                    Thread.onSpinWait();
-                }
+                // Jitter (0 to ~1 ms, about one local GET) so cancel lands before, during and
+                // after completion.
+                LockSupport.parkNanos((i % 40) * 25_000L);
                 f.cancel(true);
                 try {
                     assertArrayEquals(new byte[] {9}, f.get(30, TimeUnit.SECONDS));
@@ -444,6 +455,67 @@ class AsyncAdversarialTest {
                 alive = refs.stream().filter(w -> w.get() != null).count();
             } while (alive > 0 && System.nanoTime() < deadline);
             assertEquals(0, alive, "sinks still referenced (global references not deleted)");
+        }
+    }
+
+    /**
+     * A child JVM whose main returns with 64 calls held at a silent endpoint (default executor, no
+     * close): it exits promptly (native threads are daemons, nothing waits for the calls).
+     */
+    @Test
+    void jvmExitsWith64CallsInFlight() throws Exception {
+        try (Silent silent = new Silent()) {
+            List<java.nio.file.Path> cp = new ArrayList<>();
+            cp.add(ChildJvm.codeSource(ObjectStore.class));
+            cp.add(ChildJvm.codeSource(ExitWithCallsInFlight.class));
+            cp.addAll(ChildJvm.testkitClassPath());
+            ChildJvm.Result r =
+                    ChildJvm.run(
+                            cp,
+                            List.of(),
+                            ExitWithCallsInFlight.class.getName(),
+                            List.of(Integer.toString(silent.listener.getLocalPort())),
+                            Duration.ofSeconds(60));
+            assertFalse(r.timedOut(), () -> "the JVM did not exit: " + r.describe());
+            long returnedAt = r.markerMillis("MAIN-RETURNING");
+            assertTrue(returnedAt > 0, () -> "main did not return: " + r.describe());
+            assertEquals(0, r.exitCode(), r::describe);
+            long exitMillis = r.exitedAtMillis() - returnedAt;
+            assertTrue(
+                    exitMillis < 10_000,
+                    () -> "exit took " + exitMillis + " ms: " + r.describe());
+            assertTrue(r.output().contains("IN-FLIGHT 64"), r::describe);
+            assertTrue(r.jniWarnings().isEmpty(), () -> "JNI warnings: " + r.describe());
+        }
+    }
+
+    /** The child of {@link #jvmExitsWith64CallsInFlight}: argument the silent endpoint's port. */
+    public static final class ExitWithCallsInFlight {
+        private ExitWithCallsInFlight() {}
+
+        /**
+         * Starts 64 GETs that never get an answer and returns.
+         *
+         * @param args the port
+         * @throws Exception never expected
+         */
+        public static void main(String[] args) throws Exception {
+            ObjectStore store =
+                    ObjectStore.open(
+                            "s3://silent/p/",
+                            Map.of(
+                                    "aws_endpoint", "http://127.0.0.1:" + args[0],
+                                    "aws_region", "us-east-1",
+                                    "aws_allow_http", "true",
+                                    "aws_access_key_id", "k",
+                                    "aws_secret_access_key", "silent-secret"));
+            AsyncObjectStore async = AsyncObjectStore.of(store);
+            for (int i = 0; i < 64; i++) {
+                async.getAsync("held-" + i);
+            }
+            System.out.println("IN-FLIGHT " + async.inFlight());
+            System.out.println("MAIN-RETURNING " + System.currentTimeMillis());
+            System.out.flush();
         }
     }
 }

@@ -133,8 +133,8 @@ pub(super) fn boxed(b: impl AsRef<[u8]> + Send + Sync + 'static) -> Buf {
     Box::new(b)
 }
 
-/// Largest Java array (as the synchronous reads refuse larger ranges).
-pub(super) const MAX_JAVA_ARRAY: u64 = i32::MAX as u64 - 8;
+/// Largest Java array: the streams' limit (the synchronous reads refuse larger ranges).
+pub(super) use crate::streams::MAX_JAVA_ARRAY;
 
 fn byte_array<'l>(env: &mut Env<'l>, b: &[u8]) -> BridgeResult<JObject<'l>> {
     if b.len() as u64 > MAX_JAVA_ARRAY {

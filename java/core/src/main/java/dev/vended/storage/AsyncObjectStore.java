@@ -46,8 +46,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * closed store), delivered as the future's exceptional completion, never thrown by the {@code
  * *Async} method itself.
  *
- * <p><b>Close.</b> {@link #close()} stops accepting calls (later calls return futures failed with
- * {@link RejectedExecutionException}); calls in flight keep running and complete their futures
+ * <p><b>Close.</b> {@link #close()} stops accepting calls (later calls, and calls still waiting at
+ * the bound, return futures failed with {@link RejectedExecutionException}); calls in flight keep running and complete their futures
  * (cancel them to stop them). It does not close the store. Closing the {@link ObjectStore} while
  * calls are in flight is safe: each native task holds the store until it ends; later calls fail with
  * {@link IllegalStateException}.
@@ -381,6 +381,13 @@ public final class AsyncObjectStore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             call.future.completeExceptionally(e);
+            return call.future;
+        }
+        if (closed) {
+            // Closed while this call waited at the bound: it was never accepted.
+            permits.release();
+            call.future.completeExceptionally(
+                    new RejectedExecutionException("AsyncObjectStore is closed"));
             return call.future;
         }
         long task;

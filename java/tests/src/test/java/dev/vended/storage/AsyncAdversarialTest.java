@@ -32,6 +32,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -363,7 +364,7 @@ class AsyncAdversarialTest {
                                 flagAfter.set(Thread.currentThread().isInterrupted() ? 1 : 0);
                             });
             caller.start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (caller.getState() != Thread.State.WAITING) {
                 assertTrue(System.nanoTime() < deadline, "the caller never blocked at the bound");
                 Thread.sleep(5);
@@ -374,7 +375,18 @@ class AsyncAdversarialTest {
                     InterruptedException.class, failure(second.get(30, TimeUnit.SECONDS)));
             assertEquals(1, flagAfter.get(), "interrupt flag set again");
             assertEquals(1, async.inFlight());
+            // A caller waiting at the bound when the view is closed is rejected, not started.
+            CompletableFuture<CompletableFuture<byte[]>> third = new CompletableFuture<>();
+            Thread waiting = new Thread(() -> third.complete(async.getAsync("after-close")));
+            waiting.start();
+            while (waiting.getState() != Thread.State.WAITING) {
+                assertTrue(System.nanoTime() < deadline, "the caller never blocked at the bound");
+                Thread.sleep(5);
+            }
+            async.close();
             assertTrue(held.cancel(true));
+            assertInstanceOf(
+                    RejectedExecutionException.class, failure(third.get(30, TimeUnit.SECONDS)));
             awaitInFlight(async, 0);
         }
     }

@@ -47,10 +47,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * *Async} method itself.
  *
  * <p><b>Close.</b> {@link #close()} stops accepting calls (later calls, and calls still waiting at
- * the bound, return futures failed with {@link RejectedExecutionException}); calls in flight keep running and complete their futures
- * (cancel them to stop them). It does not close the store. Closing the {@link ObjectStore} while
- * calls are in flight is safe: each native task holds the store until it ends; later calls fail with
- * {@link IllegalStateException}.
+ * the bound, return futures failed with {@link RejectedExecutionException}); calls in flight keep
+ * running and complete their futures (cancel them to stop them). It does not close the store.
+ * Closing the {@link ObjectStore} while calls are in flight is safe: each native task holds the
+ * store until it ends; later calls fail with {@link IllegalStateException}.
  */
 public final class AsyncObjectStore implements AutoCloseable {
 

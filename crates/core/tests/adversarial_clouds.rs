@@ -130,19 +130,40 @@ fn az_without_container_is_refused() {
     }
 }
 
-/// A GCS token vended without `expires_at_millis` is accepted (case C08: used until GCS
-/// answers 401, then refetched once), and the store's `Debug` does not show it.
+/// A GCS OAuth2 token without `expires_at_millis` (under either key) is refused at open with
+/// an InvalidOptions error naming the token key and `expires_at_millis`, saying why, and
+/// showing the token neither in Display nor in Debug; with an expiry it opens and the store's
+/// `Debug` does not show it; a malformed expiry is refused by name.
 #[test]
-fn gcs_token_without_expiry_is_accepted_and_hidden() {
+fn gcs_token_without_expiry_is_a_clear_error() {
+    for key in ["google_storage_token", "google_bearer_token"] {
+        for extra in [None, Some(("expires_at_millis", ""))] {
+            let mut o = opts(&[(key, SECRET)]);
+            if let Some((k, v)) = extra {
+                o.insert(k.into(), v.into());
+            }
+            let text = refused("gs://bucket/p/", o);
+            println!("{text}");
+            assert_names_key_not_secret(&text, key);
+            assert!(text.contains("expires_at_millis"), "{text}");
+            assert!(text.contains("within an hour"), "{text}");
+            assert!(text.contains("gcs.oauth2.token-expires-at"), "{text}");
+            assert!(text.contains("kind InvalidOptions"), "{text}");
+        }
+    }
     let registry = ObjectStoreRegistry::new(RegistryConfig::default());
+    let expiry = (now_millis() + 3_600_000).to_string();
     let store = registry
         .open(
             "gs://bucket/p/",
-            opts(&[("google_storage_token", SECRET)]),
+            opts(&[
+                ("google_storage_token", SECRET),
+                ("expires_at_millis", &expiry),
+            ]),
             None,
             RefreshConfig::default(),
         )
-        .expect("a token without expiry is a static credential");
+        .expect("a token with an expiry is a static credential");
     let debug = format!("{store:?}");
     assert!(!debug.contains(SECRET), "{debug}");
     let text = refused(

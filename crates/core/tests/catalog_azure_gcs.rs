@@ -252,3 +252,90 @@ async fn iceberg_gcs_oauth2_tokens_refresh_over_several_windows_against_fake_gcs
     assert_eq!(proxy.stats.rejections(), 0, "the proxy rejected requests");
     assert_eq!(store.refresh_stats().unwrap().failures, 0);
 }
+
+/// An Iceberg catalog that first vends a GCS token with `gcs.oauth2.token-expires-at`, then
+/// tokens without it: each such answer is a failed refresh (case C09, the same check as at
+/// open, case C20), the first token keeps serving until it expires, and the error after that
+/// names `google_bearer_token` and `expires_at_millis`, says why, and shows no token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn iceberg_gcs_token_without_expiry_is_a_failed_refresh_with_the_reason() {
+    let Some(gcs) = start_fake_gcs("iceberg_gcs_no_expiry") else {
+        return;
+    };
+    create_gcs_bucket(&gcs, BUCKET).await;
+    let authority = Arc::new(TokenAuthority::default());
+    let proxy = Proxy::start(&gcs.url, Some(authority.clone())).await;
+    let location = format!("gs://{BUCKET}/wh/db/orders");
+    let prefix = format!("gs://{BUCKET}/wh");
+    let issued = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let (issuer, log) = (authority.clone(), issued.clone());
+    let ttl = Duration::from_secs(6);
+    let catalog = MockCatalog::start(move |_| {
+        let expires = now_millis() + ttl.as_millis() as i64;
+        let token = issuer.issue(expires + 600_000);
+        let first = log.lock().unwrap().is_empty();
+        log.lock().unwrap().push(token.clone());
+        let config = if first {
+            json!({"gcs.oauth2.token": token, "gcs.oauth2.token-expires-at": expires.to_string()})
+        } else {
+            json!({"gcs.oauth2.token": token})
+        };
+        iceberg_answer(&prefix, config)
+    });
+    let provider = Arc::new(
+        IcebergRestCredentialsProvider::builder(catalog.url(), ["db"], "orders", &location)
+            .build()
+            .unwrap(),
+    );
+    let mut options = HashMap::from([("google_base_url".to_string(), proxy.url.clone())]);
+    options.extend(provider.fetch_storage_options().await.unwrap().unwrap());
+    let gen1_expiry: i64 = options["expires_at_millis"].parse().unwrap();
+    let store = registry()
+        .open(
+            &location,
+            options,
+            Some(provider.clone() as Arc<dyn StorageOptionsProvider>),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let deadline = Instant::now() + ttl * 3;
+    let mut served_after_a_failed_refresh = 0;
+    let error = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no error after the token expired"
+        );
+        match store.put("o", Bytes::from_static(b"x")).await {
+            Ok(_) => {
+                assert!(now_millis() < gen1_expiry + 1_000, "served after expiry");
+                if store.refresh_stats().unwrap().failures > 0 {
+                    served_after_a_failed_refresh += 1;
+                }
+            }
+            Err(e) => break e,
+        }
+    };
+    let text = format!("{error} | {error:?} | kind {:?}", error.kind());
+    eprintln!("{served_after_a_failed_refresh} puts after a failed refresh; then: {text}");
+    assert!(
+        now_millis() >= gen1_expiry - 1_000,
+        "failed before expiry: {text}"
+    );
+    assert!(
+        served_after_a_failed_refresh > 0,
+        "gen1 did not keep serving"
+    );
+    for needle in ["google_bearer_token", "expires_at_millis", "within an hour"] {
+        assert!(text.contains(needle), "no '{needle}' in {text}");
+    }
+    for token in issued.lock().unwrap().iter() {
+        assert!(!text.contains(token.as_str()), "token in {text}");
+    }
+    let stats = store.refresh_stats().unwrap();
+    assert!(stats.failures >= 1 && stats.generation == 1, "{stats:?}");
+    assert_eq!(
+        proxy.stats.rejections(),
+        0,
+        "a request went out unsigned or expired"
+    );
+}

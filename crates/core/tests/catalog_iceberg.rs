@@ -61,7 +61,7 @@ async fn longest_prefix_wins_and_iceberg_keys_become_storage_options() {
                 {"prefix": "s3://bucket/wh/db/orders", "config": s3_config("TABLE", Some(expires))},
                 {"prefix": "s3://bucket/wh/db/orders_archive", "config": s3_config("OTHER-TABLE", Some(expires))},
                 {"prefix": "s3://bucket/wh", "config": s3_config("WAREHOUSE", Some(expires))},
-                {"prefix": "gs://bucket/wh/db/orders", "config": {"gcs.oauth2.token": "ya29"}}
+                {"prefix": "gs://bucket/wh/db/orders", "config": {"gcs.oauth2.token": "ya29", "gcs.oauth2.token-expires-at": expires.to_string()}}
             ]})
             .to_string(),
         )

@@ -127,6 +127,16 @@ async fn gcs_rotating_tokens_serve_ten_seconds_of_concurrent_io() {
             )
             .unwrap(),
     );
+    // Control store: the first token with its real expiry as static options, opened while
+    // that expiry is still ahead (the registry refuses static options already expired).
+    let control = registry
+        .open(
+            &format!("gs://{BUCKET}/control"),
+            first.clone(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(10);
     let mut workers = Vec::new();
@@ -164,18 +174,8 @@ async fn gcs_rotating_tokens_serve_ten_seconds_of_concurrent_io() {
     assert_eq!(stats.failures, 0);
     assert_eq!(stats.generation as usize, calls + 1);
 
-    // Control: the first token as static options is rejected by now (401, kind Credentials).
-    // (Without `expires_at_millis`, which the registry would reject at open as expired.)
-    let mut control_options = first;
-    control_options.remove("expires_at_millis");
-    let control = registry
-        .open(
-            &format!("gs://{BUCKET}/control"),
-            control_options,
-            None,
-            RefreshConfig::default(),
-        )
-        .unwrap();
+    // Control: the first token as static options (never refreshed) is rejected by now (401,
+    // kind Credentials).
     let e = control
         .put("x", Bytes::from_static(b"x"))
         .await
@@ -323,6 +323,14 @@ fn gcs_bad_input_is_rejected_at_open_without_secrets() {
             "google_base_url",
         ),
         (vec![], "google_storage_token"),
+        (
+            vec![("google_storage_token", "SECRETya29")],
+            "expires_at_millis",
+        ),
+        (
+            vec![("google_bearer_token", "SECRETya29")],
+            "google_bearer_token",
+        ),
     ];
     for (pairs, named) in cases {
         let o: StorageOptions = pairs

@@ -276,6 +276,7 @@ async fn debug_of_every_cloud_store_prints_no_secret() {
             "gs://bucket/p",
             opts(&[
                 ("google_bearer_token", "SECRETSECRETSECRET"),
+                ("expires_at_millis", "4102444800000"),
                 ("google_base_url", "http://127.0.0.1:9"),
             ]),
         ),

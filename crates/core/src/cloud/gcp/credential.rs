@@ -12,15 +12,19 @@ use super::keys::{GOOGLE_BEARER_TOKEN, GOOGLE_STORAGE_TOKEN};
 use crate::cloud::azure::check_bearer_token;
 use crate::cloud::refreshing::RefreshingCredentialProvider;
 use crate::error::{Error, Result};
-use crate::options::StorageOptions;
+use crate::options::{StorageOptions, EXPIRES_AT_MILLIS};
 use crate::refresh::CredentialMapper;
 
 /// Builds a [`GcpCredential`] from `google_storage_token` (Lance) or `google_bearer_token`
-/// (`object_store`, Iceberg); both may be given only with the same value.
+/// (`object_store`, Iceberg); both may be given only with the same value, and always with
+/// `expires_at_millis` (epoch ms): an OAuth2 access token expires, typically within an hour,
+/// and without its expiry it cannot be refreshed before it does. The same check runs on the
+/// options a store is opened with and on every provider answer (through [`gcp_mapper`]).
 ///
 /// # Errors
 /// [`Error::InvalidOption`] naming the key (never the token) when neither is set, they differ,
-/// or the token cannot go into an HTTP header (spaces, control or non-ASCII characters).
+/// the token cannot go into an HTTP header (spaces, control or non-ASCII characters), or
+/// `expires_at_millis` is missing or empty.
 pub fn gcp_credential_from_options(options: &StorageOptions) -> Result<GcpCredential> {
     let get = |k: &str| options.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
     let (key, token) = match (get(GOOGLE_STORAGE_TOKEN), get(GOOGLE_BEARER_TOKEN)) {
@@ -41,9 +45,19 @@ pub fn gcp_credential_from_options(options: &StorageOptions) -> Result<GcpCreden
             ))
         }
     };
-    Ok(GcpCredential {
-        bearer: check_bearer_token(key, token)?.to_string(),
-    })
+    let bearer = check_bearer_token(key, token)?.to_string();
+    if get(EXPIRES_AT_MILLIS).is_none() {
+        return Err(Error::invalid_option(
+            key,
+            format!(
+                "an OAuth2 bearer token for GCS needs {EXPIRES_AT_MILLIS} (epoch ms): such a \
+                 token expires, typically within an hour, and without its expiry it cannot be \
+                 refreshed before it does; vend {EXPIRES_AT_MILLIS} with {key} (Iceberg: \
+                 gcs.oauth2.token-expires-at)"
+            ),
+        ));
+    }
+    Ok(GcpCredential { bearer })
 }
 
 /// The [`CredentialMapper`] for GCS: a provider's (merged) answer must pass the same checks as
@@ -95,15 +109,20 @@ mod tests {
             .collect()
     }
 
+    const EXP: (&str, &str) = (EXPIRES_AT_MILLIS, "1767225600000");
+
     #[test]
     fn both_token_keys_are_accepted() {
-        let c = gcp_credential_from_options(&opts(&[(GOOGLE_STORAGE_TOKEN, "ya29.a")])).unwrap();
+        let c =
+            gcp_credential_from_options(&opts(&[(GOOGLE_STORAGE_TOKEN, "ya29.a"), EXP])).unwrap();
         assert_eq!(c.bearer, "ya29.a");
-        let c = gcp_credential_from_options(&opts(&[(GOOGLE_BEARER_TOKEN, " ya29.b ")])).unwrap();
+        let c =
+            gcp_credential_from_options(&opts(&[(GOOGLE_BEARER_TOKEN, " ya29.b "), EXP])).unwrap();
         assert_eq!(c.bearer, "ya29.b");
         let c = gcp_credential_from_options(&opts(&[
             (GOOGLE_BEARER_TOKEN, "ya29.c"),
             (GOOGLE_STORAGE_TOKEN, "ya29.c"),
+            EXP,
         ]))
         .unwrap();
         assert_eq!(c.bearer, "ya29.c");
@@ -131,6 +150,23 @@ mod tests {
         ] {
             let e = gcp_credential_from_options(&o).unwrap_err().to_string();
             assert!(e.contains(key) && !e.contains("SECRET"), "{e}");
+        }
+        for key in [GOOGLE_STORAGE_TOKEN, GOOGLE_BEARER_TOKEN] {
+            for o in [
+                opts(&[(key, "SECRET")]),
+                opts(&[(key, "SECRET"), (EXPIRES_AT_MILLIS, " ")]),
+            ] {
+                let e = gcp_credential_from_options(&o).unwrap_err();
+                let text = format!("{e} {e:?}");
+                assert!(
+                    matches!(e, Error::InvalidOption { .. })
+                        && text.contains(key)
+                        && text.contains(EXPIRES_AT_MILLIS)
+                        && text.contains("gcs.oauth2.token-expires-at")
+                        && !text.contains("SECRET"),
+                    "{text}"
+                );
+            }
         }
         let s = StaticGcpCredentialProvider::new(GcpCredential {
             bearer: "SECRET".into(),

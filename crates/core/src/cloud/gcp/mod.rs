@@ -9,9 +9,14 @@
 //!
 //! Catalogs vend an OAuth2 access token as `google_storage_token` (Lance) or
 //! `google_bearer_token` (Iceberg's `gcs.oauth2.token`, mapped by the Iceberg catalog), with
-//! `expires_at_millis`. A token vended without `expires_at_millis` is accepted like an S3
-//! session token without one (case C08): the refresher warns once, the token is used until
-//! GCS answers 401, then it is refetched once and the request retried.
+//! `expires_at_millis` (Iceberg's `gcs.oauth2.token-expires-at`). A token without
+//! `expires_at_millis` is an [`Error::InvalidOption`] naming the token key and
+//! `expires_at_millis` (never the token): an OAuth2 access token expires, typically within an
+//! hour, and without its expiry it cannot be refreshed before it does (unlike an S3 session
+//! token without one, case C08, which is used until rejected). The check is the same for the
+//! options a store is opened with and for a provider's answer (case C20); a provider answer
+//! failing it is a failed refresh (case C09): the previous token keeps serving until it
+//! expires, and the error after that carries the reason.
 
 pub mod auth;
 pub mod builder;
@@ -53,7 +58,7 @@ impl CloudAdapter for GcsAdapter {
     ///
     /// # Errors
     /// [`Error::InvalidOption`] for an unknown `google_` key, a malformed token or base URL,
-    /// or a GCS store with neither credentials nor a provider nor
+    /// a token without `expires_at_millis`, or a GCS store with neither credentials nor a provider nor
     /// `google_skip_signature=true`.
     fn build(
         &self,
@@ -101,7 +106,7 @@ impl CloudAdapter for GcsAdapter {
         } else {
             return Err(Error::invalid_option(
                 GOOGLE_STORAGE_TOKEN,
-                "a GCS store needs credentials (google_storage_token or google_bearer_token, or google_service_account_key), a provider, or google_skip_signature=true",
+                "a GCS store needs credentials (google_storage_token or google_bearer_token with expires_at_millis, or google_service_account_key), a provider, or google_skip_signature=true",
             ));
         };
         Ok(CloudStore {

@@ -17,9 +17,10 @@ import org.apache.hadoop.conf.Configuration;
  * <p>A table without a configured location is a table of every bucket until it is located: its
  * location comes from its catalog's describe, shared through {@link TableStores} (the native side
  * makes it single-flight per process and answers a recent failure at once during its backoff).
- * {@link #match} tries to locate such tables before routing (waiting at most for a describe in
- * flight); a table that cannot be located is left out of the routing until it can, so that it never
- * breaks the paths of other tables. Thread-safe.
+ * {@link #match} tries to locate such tables before routing, waiting only for a table's first
+ * attempt in the JVM ({@link TableStores#locate}: later ones run in the background); a table that
+ * cannot be located is left out of the routing until it can, so that it never breaks or delays the
+ * paths of other tables. Thread-safe.
  */
 final class BucketTables {
 
@@ -85,7 +86,8 @@ final class BucketTables {
      * The table with the longest known location containing {@code key} (a bucket key without
      * leading or trailing slash), after trying to locate the tables not located yet.
      *
-     * @throws InterruptedIOException if interrupted while waiting for a catalog
+     * @throws InterruptedIOException if interrupted while waiting for a table's first locate
+     *     attempt
      */
     Match match(String key) throws InterruptedIOException {
         List<IOException> failures = locate();
@@ -108,7 +110,7 @@ final class BucketTables {
         List<TableConfig> located = new ArrayList<>();
         for (TableConfig t : pending) {
             try {
-                TableConfig.Location loc = TableStores.get(t, conf, vendedScheme).location();
+                TableConfig.Location loc = TableStores.locate(t, conf, vendedScheme).location();
                 located.add(t);
                 if (isMine(loc)) {
                     found.add(new Table(t, loc));

@@ -18,7 +18,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.hadoop.conf.Configuration;
 
@@ -34,7 +37,8 @@ import org.apache.hadoop.conf.Configuration;
  * for the same catalog table, and after a failure the native side remembers it for a backoff (the
  * credential refresher's schedule: 1 s doubling to 30 s, 30 s at once when the catalog says the
  * failure is permanent) and answers it at once without calling the catalog. This class holds no
- * retry policy: it maps a failure to an {@link IOException} naming the table.
+ * retry policy: it maps a failure to an {@link IOException} naming the table, and {@link #locate}
+ * waits only for a table's first attempt in the JVM, making later ones in the background.
  */
 final class TableStores {
 
@@ -57,42 +61,153 @@ final class TableStores {
         return holder(table).get(table, conf, vendedScheme);
     }
 
+    /**
+     * The open table {@code table} (located by its catalog) for routing a path, without waiting
+     * for any attempt but the first one of this JVM: the first caller makes the first attempt
+     * (bounded by the catalog's timeout) and concurrent callers wait for it; after it failed, a
+     * caller gets the last failure at once and, once the native backoff of that failure has
+     * passed, starts the next attempt on a background daemon thread ({@code
+     * vended-storage-locate-<table>}, one at a time per table) that a later caller finds.
+     *
+     * @throws IOException naming the table and its last failure (saying when the next attempt is,
+     *     once one was answered during the backoff), if it is not open now; an {@link
+     *     InterruptedIOException} if interrupted while waiting for the first attempt
+     */
+    static Opened locate(TableConfig table, Configuration conf, String vendedScheme)
+            throws IOException {
+        return holder(table).locate(table, conf, vendedScheme);
+    }
+
     private static Holder holder(TableConfig table) {
         Holder h = HOLDERS.get(table.identity());
         return h != null ? h : HOLDERS.computeIfAbsent(table.identity(), k -> new Holder());
     }
 
     private static final class Holder {
+        private static final Pattern NEXT_ATTEMPT = Pattern.compile("next attempt in (\\d+) ms");
+
         private final ReentrantLock lock = new ReentrantLock();
+        private final AtomicBoolean background = new AtomicBoolean();
         private volatile Opened opened;
+        /** Whether an attempt to open has completed in this JVM (see {@link #locate}). */
+        private volatile boolean attempted;
+        /** The failure of the last attempt, or null. */
+        private volatile IOException failure;
+        /** {@link System#nanoTime} before which the native side answers the failure at once. */
+        private volatile long quietUntil;
 
         Opened get(TableConfig table, Configuration conf, String vendedScheme) throws IOException {
             Opened o = opened;
             if (o != null) {
                 return o;
             }
+            lock(table);
+            try {
+                if (opened == null) {
+                    attempt(table, conf, vendedScheme);
+                }
+                if (opened != null) {
+                    return opened;
+                }
+                throw unavailable(table);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        Opened locate(TableConfig table, Configuration conf, String vendedScheme)
+                throws IOException {
+            Opened o = opened;
+            if (o != null) {
+                return o;
+            }
+            if (!attempted) {
+                lock(table);
+                try {
+                    if (opened == null && !attempted) {
+                        attempt(table, conf, vendedScheme);
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                o = opened;
+                if (o != null) {
+                    return o;
+                }
+            } else if (System.nanoTime() - quietUntil >= 0
+                    && background.compareAndSet(false, true)) {
+                Thread t =
+                        new Thread(
+                                () -> {
+                                    lock.lock();
+                                    try {
+                                        if (opened == null) {
+                                            attempt(table, conf, vendedScheme);
+                                        }
+                                    } catch (IOException e) {
+                                        // interrupted: the next caller starts another attempt
+                                    } finally {
+                                        lock.unlock();
+                                        background.set(false);
+                                    }
+                                },
+                                "vended-storage-locate-" + table.name);
+                t.setDaemon(true);
+                t.start();
+            }
+            o = opened;
+            if (o != null) {
+                return o;
+            }
+            throw unavailable(table);
+        }
+
+        private void lock(TableConfig table) throws InterruptedIOException {
             try {
                 lock.lockInterruptibly();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new InterruptedIOException("interrupted while opening table " + table.name);
             }
+        }
+
+        /** One attempt to open, under the lock: sets {@link #opened} or {@link #failure}. */
+        private void attempt(TableConfig table, Configuration conf, String vendedScheme)
+                throws InterruptedIOException {
             try {
-                if (opened != null) {
-                    return opened;
-                }
-                try {
-                    opened = open(table, conf, vendedScheme);
-                    return opened;
-                } catch (InterruptedIOException e) {
-                    throw e;
-                } catch (IOException e) {
-                    throw new IOException(
-                            "table '" + table.name + "' is unavailable: " + e.getMessage(), e);
-                }
-            } finally {
-                lock.unlock();
+                opened = open(table, conf, vendedScheme);
+                failure = null;
+            } catch (InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
+                failure = e;
+                Matcher m = NEXT_ATTEMPT.matcher(String.valueOf(e.getMessage()));
+                // A failure answered during the native backoff says when it ends; a fresh one
+                // does not (the next attempt then learns it at once, without a catalog call).
+                quietUntil =
+                        m.find()
+                                ? System.nanoTime()
+                                        + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(m.group(1)))
+                                : System.nanoTime();
             }
+            attempted = true;
+        }
+
+        /**
+         * A fresh exception for the last failure, naming the table; a remembered failure's "next
+         * attempt in N ms" counted from now.
+         */
+        private IOException unavailable(TableConfig table) {
+            IOException e = failure;
+            if (e == null) {
+                return new IOException("table '" + table.name + "' is unavailable");
+            }
+            long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(quietUntil - System.nanoTime()));
+            String message =
+                    NEXT_ATTEMPT
+                            .matcher(String.valueOf(e.getMessage()))
+                            .replaceAll("next attempt in " + left + " ms");
+            return new IOException("table '" + table.name + "' is unavailable: " + message, e);
         }
     }
 

@@ -74,22 +74,28 @@ import org.apache.hadoop.util.Progressable;
  * <h2>Tables located by their catalog</h2>
  *
  * A table without a {@code location} is located by its catalog's describe, which also seeds its
- * store: once per JVM (shared by every FileSystem instance, like the stores), at the first path
- * operation of any instance; {@link #initialize} never calls a catalog. The rule, so that a
- * catalog that is down never breaks the other tables:
+ * store: once per JVM (shared by every FileSystem instance, like the stores); {@link #initialize}
+ * never calls a catalog. The rule, so that a catalog that is down, or that accepts connections and
+ * never answers, never breaks nor delays the other tables:
  *
  * <ul>
- *   <li>Before routing a path, each table not located yet is tried: one describe in flight per
- *       catalog table per process (natively, shared with every other caller); after a failure,
- *       none again before a backoff (1 s doubling to 30 s; 30 s for a failure the catalog will
- *       not heal by itself, such as 404 or 401): meanwhile the failure is answered at once.
+ *   <li>The JVM-wide table registry locates each such table eagerly but bounded, at most once: a
+ *       path operation (of any instance) waits for the table's <b>first</b> locate attempt in this
+ *       JVM only, which is bounded by that table's catalog timeout ({@code lance.timeout}, default
+ *       10 s); concurrent operations wait for the same attempt.
+ *   <li>Never for later attempts. After a failure the describe is not made again before the
+ *       native backoff has passed (1 s doubling to 30 s; 30 s for a failure the catalog will not
+ *       heal by itself, such as 404 or 401; one describe in flight per catalog table per
+ *       process). Then a path operation that needs the table starts the next attempt on a
+ *       background daemon thread ({@code vended-storage-locate-<table>}, one at a time per table)
+ *       and does not wait for it.
  *   <li>A path is routed among the <b>known</b> locations (configured, or located already): the
- *       longest one containing it wins, and the operation proceeds with that table whatever the
- *       state of the catalogs.
- *   <li>A path no known location covers fails, while some table is not located, with an {@link
- *       IOException} (not a {@link FileNotFoundException}: the path may be that table's) naming
- *       each such table and its catalog's failure; once the catalog answers, the same FileSystem
- *       instance serves the table.
+ *       longest one containing it wins, and the operation proceeds at once with that table,
+ *       whatever the state of the catalogs.
+ *   <li>A path no known location covers fails at once, while some table is not located, with an
+ *       {@link IOException} (not a {@link FileNotFoundException}: the path may be that table's)
+ *       naming each such table and its catalog's last failure (saying when the next attempt is);
+ *       once an attempt succeeds, the same FileSystem instance serves the table.
  *   <li>Hence, while a catalog-located table lies inside a configured table's location and its
  *       catalog has not answered yet in this JVM, its paths are served by the enclosing table,
  *       with that table's credentials; and listings of the directories leading to locations show

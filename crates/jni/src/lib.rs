@@ -18,6 +18,7 @@ mod streams;
 pub use provider::JavaStorageOptionsProvider;
 
 use std::ffi::c_void;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,6 +69,26 @@ fn optional_string(env: &Env<'_>, s: &JString<'_>) -> BridgeResult<Option<String
     } else {
         Ok(Some(s.try_to_string(env)?))
     }
+}
+
+/// The byte range `[start, end)` of a Java call, checked: `start >= 0` and `end >= start`
+/// (`allow_empty`) or `end > start`. The one place of this rule for every JNI entry point.
+///
+/// # Errors
+/// [`BridgeError::Argument`] (an `IllegalArgumentException` in Java) naming the range and the
+/// rule it breaks.
+pub(crate) fn range(start: jlong, end: jlong, allow_empty: bool) -> BridgeResult<Range<u64>> {
+    if start < 0 || end < start || (!allow_empty && end == start) {
+        let rule = if allow_empty {
+            "end >= start"
+        } else {
+            "end > start"
+        };
+        return Err(BridgeError::Argument(format!(
+            "invalid range [{start}, {end}): start must be >= 0 and {rule}"
+        )));
+    }
+    Ok(start as u64..end as u64)
 }
 
 fn store(handle: jlong) -> BridgeResult<Arc<VendedStore>> {
@@ -258,15 +279,11 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRange<'l>(
     env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
-        if start < 0 || end < start {
-            return Err(BridgeError::Argument(format!(
-                "invalid range [{start}, {end}): start must be >= 0 and end >= start"
-            )));
-        }
-        if start == end {
+        let r = range(start, end, true)?;
+        if r.is_empty() {
             return Ok(env.byte_array_from_slice(&[])?);
         }
-        let bytes = block_on(store.get_range(&path, start as u64..end as u64))??;
+        let bytes = block_on(store.get_range(&path, r))??;
         Ok(env.byte_array_from_slice(&bytes)?)
     })
     .resolve::<ThrowJava>()

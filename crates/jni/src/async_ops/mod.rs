@@ -36,7 +36,6 @@
 
 mod tasks;
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
@@ -47,7 +46,7 @@ use vended_storage::io::WriteMode;
 use vended_storage::store::VendedStore;
 
 use crate::errors::{BridgeError, ThrowJava};
-use crate::{optional_string, store, string_arg, BridgeResult};
+use crate::{optional_string, range, store, string_arg, BridgeResult};
 use tasks::{boxed, spawn, Value, MAX_JAVA_ARRAY};
 
 fn store_path(
@@ -74,21 +73,6 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGet<'l>(
         })
     })
     .resolve::<ThrowJava>()
-}
-
-/// Checks `[start, end)`: `start >= 0`, `end >= start` (`allow_empty`) or `end > start`.
-fn range(start: jlong, end: jlong, allow_empty: bool) -> BridgeResult<Range<u64>> {
-    if start < 0 || end < start || (!allow_empty && end == start) {
-        let rule = if allow_empty {
-            "end >= start"
-        } else {
-            "end > start"
-        };
-        return Err(BridgeError::Argument(format!(
-            "invalid range [{start}, {end}): start must be >= 0 and {rule}"
-        )));
-    }
-    Ok(start as u64..end as u64)
 }
 
 #[unsafe(no_mangle)]

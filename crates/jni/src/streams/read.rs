@@ -15,7 +15,7 @@ use vended_storage::io::ReadAheadBody;
 use super::{array_region, as_jbytes, direct_region, position, MAX_JAVA_ARRAY};
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
-use crate::{block_on, optional_string, store, string_arg, BridgeResult};
+use crate::{block_on, optional_string, range, store, string_arg, BridgeResult};
 
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
@@ -216,17 +216,13 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
         ends.get_region(env, 0, &mut e)?;
         let mut ranges = Vec::with_capacity(n);
         for (a, b) in s.into_iter().zip(e) {
-            if a < 0 || b <= a {
-                return Err(BridgeError::Argument(format!(
-                    "invalid range [{a}, {b}): start must be >= 0 and end > start"
-                )));
-            }
-            if (b - a) as u64 > MAX_JAVA_ARRAY {
+            let r = range(a, b, false)?;
+            if r.end - r.start > MAX_JAVA_ARRAY {
                 return Err(BridgeError::Argument(format!(
                     "range [{a}, {b}) does not fit in a Java array"
                 )));
             }
-            ranges.push(a as u64..b as u64);
+            ranges.push(r);
         }
         let parts = block_on(store.get_ranges(&path, &ranges))??;
         let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;

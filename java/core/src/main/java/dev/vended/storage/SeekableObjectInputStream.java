@@ -3,16 +3,8 @@ package dev.vended.storage;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A seekable {@link InputStream} over one object, opened by {@link ObjectStore#openInput(String)}.
@@ -72,21 +64,17 @@ public final class SeekableObjectInputStream extends InputStream {
     public static final int READ_AHEAD_THREADS =
             Math.min(64, Math.max(8, 4 * Runtime.getRuntime().availableProcessors()));
 
-    private final ObjectStore store;
     private final String path;
     private final long length;
-    private final String ifMatch;
     private final boolean readAhead;
+    /** The ranged GETs (pinned to the ETag when asked) and their count. */
+    private final RangeReads reads;
     /** The streaming GET of sequential runs, or {@code null} when off. */
     private final SequentialGet sequentialGet;
-    /** The current block; swapped with {@code spare} when a prefetch is taken. */
+    /** The current block; swapped with the read-ahead's spare buffer when a prefetch is taken. */
     private byte[] block;
-    /** The second buffer: the target of the prefetch (or of a discarded one still running). */
-    private byte[] spare;
-    /** The prefetch of the next block, or {@code null}. */
-    private Prefetch prefetch;
-    /** A discarded prefetch whose GET may still be writing {@code spare}, or {@code null}. */
-    private Prefetch discarded;
+    /** The prefetch of the next block (unused with streaming or without read-ahead). */
+    private final ReadAhead prefetches;
     /** Object offset right after the last stream (not positioned) read; -1 before the first. */
     private long lastReadEnd = -1L;
 
@@ -96,22 +84,20 @@ public final class SeekableObjectInputStream extends InputStream {
     private int blockLength;
     private long pos;
     private boolean closed;
-    private final AtomicLong nativeReads = new AtomicLong();
-    private long prefetchesUsed;
-    private long prefetchesTakenBack;
 
     SeekableObjectInputStream(
             ObjectStore store, String path, long length, String eTag, ReadOptions options) {
-        this.store = store;
         this.path = path;
         this.length = length;
-        this.ifMatch = options.pinnedETag() ? eTag : null;
+        String ifMatch = options.pinnedETag() ? eTag : null;
         this.readAhead = options.readAhead();
+        this.reads = new RangeReads(store, path, length, ifMatch);
         this.sequentialGet =
                 options.sequentialStreaming() && length > 0
                         ? new SequentialGet(store, path, length, ifMatch)
                         : null;
         this.block = new byte[(int) Math.min(options.blockSize(), Math.max(1L, length))];
+        this.prefetches = new ReadAhead(reads, path, block.length);
     }
 
     /**
@@ -246,15 +232,15 @@ public final class SeekableObjectInputStream extends InputStream {
                     loaded = true;
                     sequential = true;
                 } else if (sequential && sequentialGet != null) {
-                    nativeReads.incrementAndGet();
+                    reads.counted();
                     int k = sequentialGet.read(p, dst, dst.position() + done, n - done);
                     if (k < n - done) {
-                        throw truncated(p + k);
+                        throw reads.truncated(p + k);
                     }
                     loaded = true;
                     done = n;
                 } else {
-                    directRange(p, dst, dst.position() + done, n - done);
+                    reads.read(p, dst, dst.position() + done, n - done);
                     loaded = true;
                     done = n;
                 }
@@ -354,13 +340,8 @@ public final class SeekableObjectInputStream extends InputStream {
         if (sequentialGet != null) {
             sequentialGet.close();
         }
-        if (prefetch != null) {
-            discardPrefetch();
-        }
-        prefetch = null;
-        discarded = null;
+        prefetches.close();
         block = null;
-        spare = null;
     }
 
     @Override
@@ -378,7 +359,7 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /** Native range requests made so far (tests: small reads must not cross JNI each). */
     long nativeReads() {
-        return nativeReads.get();
+        return reads.count();
     }
 
     /** Streaming GETs opened so far (tests, benchmarks); 0 when streaming is off. */
@@ -388,17 +369,17 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /** Blocks served by a prefetch so far (tests). */
     long prefetchesUsed() {
-        return prefetchesUsed;
+        return prefetches.used();
     }
 
     /** Prefetches taken back from a busy pool's queue and read on the caller's thread (tests). */
     long prefetchesTakenBack() {
-        return prefetchesTakenBack;
+        return prefetches.takenBack();
     }
 
     /** Whether a prefetch is pending (tests). */
     boolean prefetchPending() {
-        return prefetch != null;
+        return prefetches.pending();
     }
 
     /**
@@ -408,8 +389,7 @@ public final class SeekableObjectInputStream extends InputStream {
      * @return {@code true} if no prefetch is pending or it finished in time
      */
     boolean awaitPrefetch(long timeoutMillis) throws InterruptedException {
-        Prefetch f = prefetch;
-        return f == null || f.finished.await(timeoutMillis, TimeUnit.MILLISECONDS);
+        return prefetches.await(timeoutMillis);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -472,7 +452,7 @@ public final class SeekableObjectInputStream extends InputStream {
                 off += k;
                 n -= k;
             } else if (n >= block.length) {
-                directRange(p, b, off, n);
+                reads.read(p, b, off, n);
                 return;
             } else {
                 fill(p, false);
@@ -507,18 +487,18 @@ public final class SeekableObjectInputStream extends InputStream {
      */
     private void fetch(long p, byte[] b, int off, int n, boolean sequential) throws IOException {
         if (!sequential || sequentialGet == null) {
-            directRange(p, b, off, n);
+            reads.read(p, b, off, n);
             return;
         }
-        nativeReads.incrementAndGet();
+        reads.counted();
         int k = sequentialGet.read(p, b, off, n);
         if (k < n) {
-            throw truncated(p + k);
+            throw reads.truncated(p + k);
         }
     }
 
     // ---------------------------------------------------------------------------------------
-    // Read-ahead
+    // Read-ahead (the machinery is in ReadAhead)
 
     /** Sends the GET of the block starting at {@code next} (shifted like {@link #fill}). */
     private void startPrefetch(long next) {
@@ -527,209 +507,28 @@ public final class SeekableObjectInputStream extends InputStream {
             return;
         }
         long start = blockFor(next, true);
-        int n = (int) Math.min(block.length, length - start);
-        if (prefetch != null) {
-            if (prefetch.start == start && prefetch.n == n) {
-                return;
-            }
-            discardPrefetch();
-        }
-        if (discarded != null) {
-            if (discarded.finished.getCount() > 0) {
-                return; // its GET still writes the spare buffer: at most two blocks per stream
-            }
-            discarded = null;
-        }
-        if (spare == null) {
-            spare = new byte[block.length];
-        }
-        Prefetch f = new Prefetch(start, n, spare);
-        try {
-            ReadAheadPool.EXECUTOR.execute(f);
-        } catch (RejectedExecutionException e) {
-            return; // the pool is gone (JVM shutdown): read synchronously
-        }
-        prefetch = f;
+        prefetches.start(start, (int) Math.min(block.length, length - start));
     }
 
     /**
-     * If the prefetch covers {@code p}, makes it the current block (waiting for its GET if that is
-     * running) and returns {@code true}; a prefetch still queued while every pool thread is busy
-     * is taken back instead (the caller then reads synchronously) and {@code false} is returned.
+     * If the prefetch covers {@code p}, makes it the current block (see {@link ReadAhead#take})
+     * and returns {@code true}; else (or when it was taken back from a busy pool) {@code false}.
      */
     private boolean takePrefetch(long p) throws IOException {
-        Prefetch f = prefetch;
-        if (f == null || p < f.start || p >= f.start + f.n) {
+        ReadAhead.Prefetch f = prefetches.take(p, block);
+        if (f == null) {
             return false;
         }
-        if (ReadAheadPool.EXECUTOR.getActiveCount() >= READ_AHEAD_THREADS
-                && ReadAheadPool.EXECUTOR.remove(f)) {
-            // Queued behind other streams' prefetches on a busy pool: read it on this thread
-            // instead of waiting (it never ran, so the spare buffer is free again).
-            prefetch = null;
-            prefetchesTakenBack++;
-            return false;
-        }
-        try {
-            f.finished.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            InterruptedIOException ie =
-                    new InterruptedIOException("interrupted waiting for the read-ahead of " + path);
-            ie.initCause(e);
-            throw ie; // the prefetch stays pending: the stream is still consistent
-        }
-        prefetch = null;
-        if (f.failure != null) {
-            throw surface(f.failure);
-        }
-        spare = block;
         block = f.buf;
         blockStart = f.start;
         blockLength = f.n;
-        prefetchesUsed++;
         return true;
-    }
-
-    /** Rethrows a prefetch's failure as itself (same type), noting where it surfaced. */
-    private IOException surface(Throwable t) {
-        t.addSuppressed(
-                new IOException(
-                        "read-ahead of "
-                                + path
-                                + " failed on a "
-                                + ReadAheadPool.THREAD_PREFIX
-                                + " thread; surfaced at this read"));
-        if (t instanceof IOException) {
-            return (IOException) t;
-        }
-        if (t instanceof RuntimeException) {
-            throw (RuntimeException) t;
-        }
-        if (t instanceof Error) {
-            throw (Error) t;
-        }
-        return new IOException(t);
     }
 
     /** Discards the prefetch unless {@code p} is in the current or the prefetched block. */
     private void discardPrefetchUnlessNear(long p) {
-        Prefetch f = prefetch;
-        if (f != null && !buffered(p) && (p < f.start || p >= f.start + f.n)) {
-            discardPrefetch();
+        if (!buffered(p)) {
+            prefetches.discardUnlessCovers(p);
         }
-    }
-
-    private void discardPrefetch() {
-        Prefetch f = prefetch;
-        prefetch = null;
-        f.discarded = true;
-        if (!ReadAheadPool.EXECUTOR.remove(f) && f.finished.getCount() > 0) {
-            discarded = f; // running: its buffer is not free until it finishes
-        }
-    }
-
-    /** One background GET of {@code [start, start + n)} into {@code buf}. */
-    private final class Prefetch implements Runnable {
-        final long start;
-        final int n;
-        final byte[] buf;
-        final CountDownLatch finished = new CountDownLatch(1);
-        volatile boolean discarded;
-        /** Written before {@code finished} counts down; read after awaiting it. */
-        Throwable failure;
-
-        Prefetch(long start, int n, byte[] buf) {
-            this.start = start;
-            this.n = n;
-            this.buf = buf;
-        }
-
-        @Override
-        public void run() {
-            try {
-                if (!discarded) {
-                    fetch(start, buf, 0, n, true);
-                }
-            } catch (Throwable t) {
-                failure = t;
-            } finally {
-                finished.countDown();
-            }
-        }
-    }
-
-    /** The process-wide read-ahead pool (created on first use). */
-    private static final class ReadAheadPool {
-        static final String THREAD_PREFIX = "vended-storage-readahead-";
-        static final ThreadPoolExecutor EXECUTOR = create();
-
-        private static ThreadPoolExecutor create() {
-            AtomicInteger ids = new AtomicInteger();
-            ThreadPoolExecutor pool =
-                    new ThreadPoolExecutor(
-                            READ_AHEAD_THREADS,
-                            READ_AHEAD_THREADS,
-                            30,
-                            TimeUnit.SECONDS,
-                            new LinkedBlockingQueue<>(),
-                            r -> {
-                                Thread t = new Thread(r, THREAD_PREFIX + ids.incrementAndGet());
-                                t.setDaemon(true);
-                                return t;
-                            });
-            pool.allowCoreThreadTimeOut(true);
-            return pool;
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------
-
-    /** Reads exactly {@code [p, p + n)} into {@code b[off, off + n)} natively. */
-    private void directRange(long p, byte[] b, int off, int n) throws IOException {
-        int done = 0;
-        while (done < n) {
-            int k;
-            long h = store.acquireHandle();
-            try {
-                nativeReads.incrementAndGet();
-                k = NativeBridge.readRange(h, path, p + done, ifMatch, b, off + done, n - done);
-            } finally {
-                store.releaseHandle();
-            }
-            if (k <= 0) {
-                throw truncated(p + done);
-            }
-            done += k;
-        }
-    }
-
-    private void directRange(long p, ByteBuffer b, int off, int n) throws IOException {
-        int done = 0;
-        while (done < n) {
-            int k;
-            long h = store.acquireHandle();
-            try {
-                nativeReads.incrementAndGet();
-                k = NativeBridge.readRangeDirect(h, path, p + done, ifMatch, b, off + done, n - done);
-            } finally {
-                store.releaseHandle();
-            }
-            if (k <= 0) {
-                throw truncated(p + done);
-            }
-            done += k;
-        }
-    }
-
-    private EOFException truncated(long at) {
-        return new EOFException(
-                path
-                        + " ended at "
-                        + at
-                        + " bytes, before the "
-                        + length
-                        + " bytes it had when the stream was opened (the object changed; pin its"
-                        + " ETag to get PreconditionFailedException instead)");
     }
 }

@@ -20,8 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.apache.hadoop.conf.Configuration;
 
@@ -37,8 +35,9 @@ import org.apache.hadoop.conf.Configuration;
  * for the same catalog table, and after a failure the native side remembers it for a backoff (the
  * credential refresher's schedule: 1 s doubling to 30 s, 30 s at once when the catalog says the
  * failure is permanent) and answers it at once without calling the catalog. This class holds no
- * retry policy: it maps a failure to an {@link IOException} naming the table, and {@link #locate}
- * waits only for a table's first attempt in the JVM, making later ones in the background.
+ * retry policy and no timing: it maps a failure to an {@link IOException} naming the table, and
+ * {@link #locate} waits only for a table's first attempt in the JVM, making later ones in the
+ * background (cheap during the native backoff, which answers them without calling the catalog).
  */
 final class TableStores {
 
@@ -65,12 +64,13 @@ final class TableStores {
      * The open table {@code table} (located by its catalog) for routing a path, without waiting
      * for any attempt but the first one of this JVM: the first caller makes the first attempt
      * (bounded by the catalog's timeout) and concurrent callers wait for it; after it failed, a
-     * caller gets the last failure at once and, once the native backoff of that failure has
-     * passed, starts the next attempt on a background daemon thread ({@code
-     * vended-storage-locate-<table>}, one at a time per table) that a later caller finds.
+     * caller gets the last failure at once and, unless an attempt for the table is in flight,
+     * starts the next one on a background daemon thread ({@code vended-storage-locate-<table>}: at
+     * most one per table at a time) that a later caller finds. During the native backoff such an
+     * attempt is answered at once with the remembered failure, without calling the catalog.
      *
-     * @throws IOException naming the table and its last failure (saying when the next attempt is,
-     *     once one was answered during the backoff), if it is not open now; an {@link
+     * @throws IOException naming the table and its last failure (the native message, which says
+     *     when the next catalog call is, as of that attempt), if it is not open now; an {@link
      *     InterruptedIOException} if interrupted while waiting for the first attempt
      */
     static Opened locate(TableConfig table, Configuration conf, String vendedScheme)
@@ -84,17 +84,14 @@ final class TableStores {
     }
 
     private static final class Holder {
-        private static final Pattern NEXT_ATTEMPT = Pattern.compile("next attempt in (\\d+) ms");
-
         private final ReentrantLock lock = new ReentrantLock();
+        /** Whether a background attempt is in flight (at most one per table). */
         private final AtomicBoolean background = new AtomicBoolean();
         private volatile Opened opened;
         /** Whether an attempt to open has completed in this JVM (see {@link #locate}). */
         private volatile boolean attempted;
         /** The failure of the last attempt, or null. */
         private volatile IOException failure;
-        /** {@link System#nanoTime} before which the native side answers the failure at once. */
-        private volatile long quietUntil;
 
         Opened get(TableConfig table, Configuration conf, String vendedScheme) throws IOException {
             Opened o = opened;
@@ -134,8 +131,7 @@ final class TableStores {
                 if (o != null) {
                     return o;
                 }
-            } else if (System.nanoTime() - quietUntil >= 0
-                    && background.compareAndSet(false, true)) {
+            } else if (background.compareAndSet(false, true)) {
                 Thread t =
                         new Thread(
                                 () -> {
@@ -181,33 +177,18 @@ final class TableStores {
                 throw e;
             } catch (IOException e) {
                 failure = e;
-                Matcher m = NEXT_ATTEMPT.matcher(String.valueOf(e.getMessage()));
-                // A failure answered during the native backoff says when it ends; a fresh one
-                // does not (the next attempt then learns it at once, without a catalog call).
-                quietUntil =
-                        m.find()
-                                ? System.nanoTime()
-                                        + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(m.group(1)))
-                                : System.nanoTime();
             }
             attempted = true;
         }
 
-        /**
-         * A fresh exception for the last failure, naming the table; a remembered failure's "next
-         * attempt in N ms" counted from now.
-         */
+        /** A fresh exception for the last failure, naming the table (its message as is). */
         private IOException unavailable(TableConfig table) {
             IOException e = failure;
             if (e == null) {
                 return new IOException("table '" + table.name + "' is unavailable");
             }
-            long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(quietUntil - System.nanoTime()));
-            String message =
-                    NEXT_ATTEMPT
-                            .matcher(String.valueOf(e.getMessage()))
-                            .replaceAll("next attempt in " + left + " ms");
-            return new IOException("table '" + table.name + "' is unavailable: " + message, e);
+            return new IOException(
+                    "table '" + table.name + "' is unavailable: " + e.getMessage(), e);
         }
     }
 

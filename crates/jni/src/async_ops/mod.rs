@@ -46,8 +46,9 @@ use vended_storage::io::WriteMode;
 use vended_storage::store::VendedStore;
 
 use crate::errors::{BridgeError, ThrowJava};
+use crate::streams::java_ranges;
 use crate::{optional_string, range, store, string_arg, BridgeResult};
-use tasks::{boxed, spawn, Value, MAX_JAVA_ARRAY};
+use tasks::{boxed, spawn, Value};
 
 fn store_path(
     env: &Env<'_>,
@@ -110,31 +111,7 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRanges<'l>(
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let (store, path) = store_path(env, handle, &path)?;
-        if starts.is_null() || ends.is_null() {
-            return Err(BridgeError::Argument(
-                "starts and ends must not be null".into(),
-            ));
-        }
-        let n = starts.len(env)?;
-        if ends.len(env)? != n {
-            return Err(BridgeError::Argument(
-                "starts and ends differ in length".into(),
-            ));
-        }
-        let mut s = vec![0i64; n];
-        let mut e = vec![0i64; n];
-        starts.get_region(env, 0, &mut s)?;
-        ends.get_region(env, 0, &mut e)?;
-        let mut ranges = Vec::with_capacity(n);
-        for (a, b) in s.into_iter().zip(e) {
-            let r = range(a, b, false)?;
-            if r.end - r.start > MAX_JAVA_ARRAY {
-                return Err(BridgeError::Argument(format!(
-                    "range [{a}, {b}) does not fit in a Java array"
-                )));
-            }
-            ranges.push(r);
-        }
+        let ranges = java_ranges(env, &starts, &ends)?;
         spawn(env, &sink, async move {
             if ranges.is_empty() {
                 return Ok(Value::Parts(Vec::new()));

@@ -96,9 +96,10 @@
 mod read;
 mod write;
 
+use std::ops::Range;
 use std::sync::Arc;
 
-use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 use once_cell::sync::Lazy;
@@ -109,7 +110,7 @@ use vended_storage::io::{ObjectLister, WriteMode, WriteResult};
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
 use crate::{
-    block_on, info_strings, optional_string, store, string_arg, string_array, BridgeResult,
+    block_on, info_strings, optional_string, range, store, string_arg, string_array, BridgeResult,
 };
 
 /// Open listings.
@@ -187,6 +188,44 @@ pub(super) unsafe fn direct_region<'a>(
     // SAFETY: [off, off + len) lies within the buffer's capacity (checked above); see the
     // function's contract for lifetime and aliasing.
     Ok(unsafe { std::slice::from_raw_parts_mut(address.add(off), len) })
+}
+
+/// The ranges `[starts[i], ends[i])` of a vectored read, checked: both arrays non-null and of
+/// one length, each range non-empty (see [`crate::range`]) and small enough for a Java array.
+///
+/// # Errors
+/// [`BridgeError::Argument`] naming what was wrong (and the offending range).
+pub(crate) fn java_ranges(
+    env: &mut Env<'_>,
+    starts: &JLongArray<'_>,
+    ends: &JLongArray<'_>,
+) -> BridgeResult<Vec<Range<u64>>> {
+    if starts.is_null() || ends.is_null() {
+        return Err(BridgeError::Argument(
+            "starts and ends must not be null".into(),
+        ));
+    }
+    let n = starts.len(env)?;
+    if ends.len(env)? != n {
+        return Err(BridgeError::Argument(
+            "starts and ends differ in length".into(),
+        ));
+    }
+    let mut s = vec![0i64; n];
+    let mut e = vec![0i64; n];
+    starts.get_region(env, 0, &mut s)?;
+    ends.get_region(env, 0, &mut e)?;
+    let mut ranges = Vec::with_capacity(n);
+    for (a, b) in s.into_iter().zip(e) {
+        let r = range(a, b, false)?;
+        if r.end - r.start > MAX_JAVA_ARRAY {
+            return Err(BridgeError::Argument(format!(
+                "range [{a}, {b}) does not fit in a Java array"
+            )));
+        }
+        ranges.push(r);
+    }
+    Ok(ranges)
 }
 
 pub(super) fn position(p: jlong) -> BridgeResult<u64> {

@@ -12,10 +12,10 @@ use tokio::sync::Mutex;
 
 use vended_storage::io::ReadAheadBody;
 
-use super::{array_region, as_jbytes, direct_region, position, MAX_JAVA_ARRAY};
+use super::{array_region, as_jbytes, direct_region, java_ranges, position, MAX_JAVA_ARRAY};
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
-use crate::{block_on, optional_string, range, store, string_arg, BridgeResult};
+use crate::{block_on, optional_string, store, string_arg, BridgeResult};
 
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
@@ -199,31 +199,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
     env.with_env(|env| -> BridgeResult<JObject<'l>> {
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
-        if starts.is_null() || ends.is_null() {
-            return Err(BridgeError::Argument(
-                "starts and ends must not be null".into(),
-            ));
-        }
-        let n = starts.len(env)?;
-        if ends.len(env)? != n {
-            return Err(BridgeError::Argument(
-                "starts and ends differ in length".into(),
-            ));
-        }
-        let mut s = vec![0i64; n];
-        let mut e = vec![0i64; n];
-        starts.get_region(env, 0, &mut s)?;
-        ends.get_region(env, 0, &mut e)?;
-        let mut ranges = Vec::with_capacity(n);
-        for (a, b) in s.into_iter().zip(e) {
-            let r = range(a, b, false)?;
-            if r.end - r.start > MAX_JAVA_ARRAY {
-                return Err(BridgeError::Argument(format!(
-                    "range [{a}, {b}) does not fit in a Java array"
-                )));
-            }
-            ranges.push(r);
-        }
+        let ranges = java_ranges(env, &starts, &ends)?;
         let parts = block_on(store.get_ranges(&path, &ranges))??;
         let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
         for (i, part) in parts.iter().enumerate() {

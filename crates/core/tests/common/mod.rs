@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod providers;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.vended.storage.catalog.LanceNamespaceStorageOptionsProvider;
 import dev.vended.storage.testkit.AzuriteServer;
 import dev.vended.storage.testkit.EmulatorProxy;
+import dev.vended.storage.testkit.LanceNamespaceServer;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -15,18 +16,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -56,95 +52,30 @@ class LanceAzureInteropTest {
     private static AzuriteServer azurite;
     private static EmulatorProxy blob;
     private static EmulatorProxy catalog;
-    private static Process lance;
+    private static LanceNamespaceServer lance;
     private static String sas;
-
-    private static Path python() {
-        String configured = System.getenv("VENDED_STORAGE_PYTHON");
-        if (configured == null || configured.isBlank()) {
-            configured = System.getProperty("vended.storage.python");
-        }
-        if (configured != null && !configured.isBlank()) {
-            Path p = Path.of(configured);
-            assertTrue(Files.exists(p), "VENDED_STORAGE_PYTHON=" + configured + " does not exist");
-            return p;
-        }
-        return inRepository(".venv/bin/python");
-    }
-
-    /** {@code relative} in the nearest directory at or above the working directory, or null. */
-    private static Path inRepository(String relative) {
-        Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        for (int up = 0; up < 4 && dir != null; up++, dir = dir.getParent()) {
-            Path candidate = dir.resolve(relative);
-            if (Files.exists(candidate)) {
-                return candidate;
-            }
-        }
-        return null;
-    }
 
     @BeforeAll
     static void start() throws Exception {
-        Path python = python();
+        Path python = LanceNamespaceServer.python();
         Assumptions.assumeTrue(
                 python != null, "SKIPPED: no Python with pylance (VENDED_STORAGE_PYTHON or .venv)");
-        Path script = inRepository("crates/core/tests/fixtures/lance_rest_server.py");
-        assertTrue(script != null, "lance_rest_server.py not found from " + System.getProperty("user.dir"));
         azurite = Emulators.startAzurite();
         azurite.createContainer(CONTAINER);
         sas = AzuriteServer.containerSas(CONTAINER, System.currentTimeMillis() + 3_600_000L);
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                        python.toString(),
-                        script.toString(),
-                        "--azurite-endpoint",
-                        azurite.url(),
-                        "--root",
-                        "az://" + CONTAINER + "/" + ROOT,
-                        "--refresh-interval-ms",
-                        Long.toString(REFRESH_INTERVAL_MS),
-                        "--table",
-                        "db.orders",
-                        "--exit-on-stdin-eof");
-        pb.environment().put("VENDED_AZURE_STORAGE_ACCOUNT_NAME", AzuriteServer.ACCOUNT);
-        pb.environment().put("VENDED_AZURE_STORAGE_SAS_TOKEN", sas);
-        Path log = Files.createTempFile("lance-rest-server-azure", ".log");
-        pb.redirectError(log.toFile());
-        lance = pb.start();
-        BufferedReader out =
-                new BufferedReader(new InputStreamReader(lance.getInputStream(), StandardCharsets.UTF_8));
-        CompletableFuture<String> first =
-                CompletableFuture.supplyAsync(
-                        () -> {
-                            try {
-                                return out.readLine();
-                            } catch (IOException e) {
-                                return null;
-                            }
-                        });
-        String line;
-        try {
-            line = first.get(120, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IOException("the Lance server did not start within 120 s; log: " + log);
-        }
-        if (line == null || !line.startsWith("LISTENING ")) {
-            throw new IOException("the Lance server failed to start: " + line + "\n" + Files.readString(log));
-        }
-        catalog = new EmulatorProxy(line.substring("LISTENING ".length()).trim(), null);
+        lance =
+                LanceNamespaceServer.builder(python, "az://" + CONTAINER + "/" + ROOT)
+                        .azurite(azurite.url(), AzuriteServer.ACCOUNT, sas)
+                        .refreshIntervalMillis(REFRESH_INTERVAL_MS)
+                        .table("db.orders")
+                        .start();
+        catalog = new EmulatorProxy(lance.url(), null);
         blob = new EmulatorProxy(azurite.url(), null);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (lance != null) {
-            lance.getOutputStream().close(); // --exit-on-stdin-eof
-            if (!lance.waitFor(10, TimeUnit.SECONDS)) {
-                lance.destroyForcibly();
-            }
-        }
-        for (AutoCloseable c : new AutoCloseable[] {catalog, blob, azurite}) {
+        for (AutoCloseable c : new AutoCloseable[] {lance, catalog, blob, azurite}) {
             if (c != null) {
                 c.close();
             }

@@ -8,6 +8,7 @@ import dev.vended.storage.ObjectStore;
 import dev.vended.storage.catalog.LanceNamespaceStorageOptionsProvider;
 import dev.vended.storage.testkit.EmulatorProxy;
 import dev.vended.storage.testkit.KeyStats;
+import dev.vended.storage.testkit.LanceNamespaceServer;
 import dev.vended.storage.testkit.LocalS3Server;
 import dev.vended.storage.testkit.VendedCredentials;
 
@@ -62,30 +63,29 @@ class SparkLanceTest {
     private static final long LEAD_MS = 1_000;
 
     private static LocalS3Server s3;
-    private static LanceServer lance;
+    private static LanceNamespaceServer lance;
     private static EmulatorProxy proxy;
     private static String token;
     private static SparkSession spark;
 
     @BeforeAll
     static void start() throws IOException {
-        Path python = LanceServer.python();
+        Path python = LanceNamespaceServer.python();
         Assumptions.assumeTrue(
                 python != null,
                 "SKIPPED: no Python with pylance (set VENDED_STORAGE_PYTHON, or create ../.venv)");
         s3 = LocalS3Server.start(BUCKET);
         VendedCredentials vended = s3.issueCredentials(3_600_000L, BUCKET + "/");
         lance =
-                LanceServer.start(
-                        python,
-                        s3.endpoint(),
-                        "s3://" + BUCKET,
-                        WINDOW_MS,
-                        vended,
-                        List.of("--table", "d.o", "--declare", "d.e"));
+                LanceNamespaceServer.builder(python, "s3://" + BUCKET)
+                        .s3(s3.endpoint(), vended)
+                        .refreshIntervalMillis(WINDOW_MS)
+                        .table("d.o")
+                        .declare("d.e")
+                        .start();
         EmulatorProxy.Tokens tokens = new EmulatorProxy.Tokens();
         token = tokens.issue(System.currentTimeMillis() + 600_000L);
-        proxy = new EmulatorProxy(lance.url, tokens);
+        proxy = new EmulatorProxy(lance.url(), tokens);
         Path tokenFile = Files.createTempFile("lance-token", ".txt");
         tokenFile.toFile().deleteOnExit();
         Files.writeString(tokenFile, token + "\n");
@@ -158,7 +158,7 @@ class SparkLanceTest {
 
     /** The table's location, asked of the server directly (not through the counting proxy). */
     private static String locationOf(String... id) throws Exception {
-        return LanceNamespaceStorageOptionsProvider.builder(lance.url, id)
+        return LanceNamespaceStorageOptionsProvider.builder(lance.url(), id)
                 .build()
                 .describeTable()
                 .uri();

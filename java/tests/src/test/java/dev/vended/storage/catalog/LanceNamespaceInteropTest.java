@@ -14,6 +14,7 @@ import dev.vended.storage.RefreshStats;
 import dev.vended.storage.StorageException;
 import dev.vended.storage.testkit.VendedCredentials;
 import dev.vended.storage.testkit.KeyStats;
+import dev.vended.storage.testkit.LanceNamespaceServer;
 import dev.vended.storage.testkit.LocalS3Server;
 import dev.vended.storage.testkit.Waits;
 
@@ -23,22 +24,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -46,15 +42,13 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * {@link LanceNamespaceStorageOptionsProvider} (a spec; the protocol runs natively) against a
  * <b>real</b> Lance Namespace REST server
- * ({@code lance.namespace.RestAdapter} from PyPI {@code pylance==14.0.2}, started by {@code
- * tests/fixtures/lance_rest_server.py}) whose tables live on the local S3 endpoint.
+ * ({@code lance.namespace.RestAdapter} from PyPI {@code pylance==14.0.2}, started by {@link
+ * LanceNamespaceServer}) whose tables live on the local S3 endpoint.
  *
- * <p>Needs Python with pylance: the environment variable {@code VENDED_STORAGE_PYTHON} (or the
- * system property {@code vended.storage.python}), else {@code .venv/bin/python} of the repository
- * (found upwards from the Maven module). Skipped (JUnit assumption) only when neither is set and
- * that default does not exist; a configured interpreter that does not exist is a failure. The launcher script is {@code
- * crates/core/tests/fixtures/lance_rest_server.py} of the repository, or the system property {@code
- * vended.storage.lanceServerScript}.
+ * <p>Needs Python with pylance, found by {@link LanceNamespaceServer#python()}: {@code
+ * VENDED_STORAGE_PYTHON} (or {@code -Dvended.storage.python}), else the repository's {@code
+ * .venv/bin/python}. Skipped (JUnit assumption) only when neither is set and that default does
+ * not exist; a configured interpreter that does not exist is a failure.
  */
 class LanceNamespaceInteropTest {
 
@@ -63,110 +57,32 @@ class LanceNamespaceInteropTest {
     private static final String ROOT = "ns";
 
     private static LocalS3Server s3;
-    private static Process lance;
+    private static LanceNamespaceServer lance;
     private static String lanceUrl;
     private static VendedCredentials vended;
 
-    private static Path python() {
-        String configured = System.getenv("VENDED_STORAGE_PYTHON");
-        if (configured == null || configured.isBlank()) {
-            configured = System.getProperty("vended.storage.python");
-        }
-        if (configured != null && !configured.isBlank()) {
-            Path p = Path.of(configured);
-            assertTrue(Files.exists(p), "VENDED_STORAGE_PYTHON=" + configured + " does not exist");
-            return p;
-        }
-        return inRepository(".venv/bin/python");
-    }
-
-    /**
-     * {@code relative} in the nearest directory at or above the working directory (the Maven
-     * module) that has it, or {@code null}: the repository root is a few levels up.
-     */
-    private static Path inRepository(String relative) {
-        Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        for (int up = 0; up < 4 && dir != null; up++, dir = dir.getParent()) {
-            Path candidate = dir.resolve(relative);
-            if (Files.exists(candidate)) {
-                return candidate;
-            }
-        }
-        return null;
-    }
-
     @BeforeAll
     static void start() throws Exception {
-        Path python = python();
+        Path python = LanceNamespaceServer.python();
         Assumptions.assumeTrue(
                 python != null,
                 "SKIPPED: no Python with pylance (set VENDED_STORAGE_PYTHON, or create ../.venv:"
                         + " python3 -m venv .venv && .venv/bin/pip install pylance==14.0.2)");
-        String scriptProperty = System.getProperty("vended.storage.lanceServerScript");
-        Path script =
-                scriptProperty != null && !scriptProperty.isBlank()
-                        ? Path.of(scriptProperty)
-                        : inRepository("crates/core/tests/fixtures/lance_rest_server.py");
-        assertTrue(
-                script != null && Files.exists(script),
-                "launcher script not found: " + script + " (from " + System.getProperty("user.dir") + ")");
-
         s3 = LocalS3Server.start(BUCKET);
         vended = s3.issueCredentials(3_600_000L, BUCKET + "/" + ROOT + "/");
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                        python.toString(),
-                        script.toString(),
-                        "--s3-endpoint",
-                        s3.endpoint(),
-                        "--root",
-                        "s3://" + BUCKET + "/" + ROOT,
-                        "--refresh-interval-ms",
-                        Long.toString(REFRESH_INTERVAL_MS),
-                        "--table",
-                        "db.orders",
-                        "--exit-on-stdin-eof");
-        pb.environment().put("VENDED_AWS_ACCESS_KEY_ID", vended.accessKeyId());
-        pb.environment().put("VENDED_AWS_SECRET_ACCESS_KEY", vended.secretAccessKey());
-        pb.environment().put("VENDED_AWS_SESSION_TOKEN", vended.sessionToken());
-        Path log = Files.createTempFile("lance-rest-server", ".log");
-        pb.redirectError(log.toFile());
-        lance = pb.start();
-        BufferedReader out =
-                new BufferedReader(
-                        new InputStreamReader(lance.getInputStream(), StandardCharsets.UTF_8));
-        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> readLine(out));
-        String line;
-        try {
-            line = first.get(120, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IOException("the Lance server did not start within 120 s; log: " + log);
-        }
-        if (line == null || !line.startsWith("LISTENING ")) {
-            throw new IOException(
-                    "the Lance server failed to start: "
-                            + line
-                            + "\n"
-                            + Files.readString(log));
-        }
-        lanceUrl = line.substring("LISTENING ".length()).trim();
-    }
-
-    private static String readLine(BufferedReader r) {
-        try {
-            return r.readLine();
-        } catch (IOException e) {
-            return null;
-        }
+        lance =
+                LanceNamespaceServer.builder(python, "s3://" + BUCKET + "/" + ROOT)
+                        .s3(s3.endpoint(), vended)
+                        .refreshIntervalMillis(REFRESH_INTERVAL_MS)
+                        .table("db.orders")
+                        .start();
+        lanceUrl = lance.url();
     }
 
     @AfterAll
     static void stop() throws Exception {
         if (lance != null) {
-            lance.getOutputStream().close(); // --exit-on-stdin-eof
-            if (!lance.waitFor(10, TimeUnit.SECONDS)) {
-                lance.destroyForcibly();
-            }
+            lance.close();
         }
         if (s3 != null) {
             s3.close();

@@ -1,9 +1,10 @@
 package dev.vended.storage.testkit;
 
-import dev.vended.storage.ObjectStore;
-import dev.vended.storage.StorageException;
+import static dev.vended.storage.testkit.ActiveEndpoint.ttlMillis;
+import static dev.vended.storage.testkit.ActiveEndpoint.unchecked;
 
-import org.junit.jupiter.api.Assumptions;
+import dev.vended.storage.ObjectStore;
+
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -12,10 +13,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -87,15 +86,7 @@ public final class LocalS3Extension
     /** The bucket of an extension that names none. */
     public static final String DEFAULT_BUCKET = "vended-test";
 
-    private final List<String> buckets = new ArrayList<>();
-    private boolean localOnly;
-    private Supplier<ExternalEndpoint> explicitTarget;
-
-    private volatile LocalS3Server server;
-    private volatile ExternalEndpoint external;
-    private volatile List<String> activeBuckets = List.of();
-    /** Unique id of the extension context that started the endpoint (it alone stops it). */
-    private String owner;
+    private final EndpointLifecycle state = new EndpointLifecycle();
 
     /**
      * An extension with the default bucket {@value #DEFAULT_BUCKET}, for {@code
@@ -122,14 +113,7 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is already running
      */
     public synchronized LocalS3Extension bucket(String name) {
-        Objects.requireNonNull(name, "name");
-        if (name.isBlank()) {
-            throw new IllegalArgumentException("bucket name is blank");
-        }
-        requireNotStarted();
-        if (!buckets.contains(name)) {
-            buckets.add(name);
-        }
+        state.addBucket(name);
         return this;
     }
 
@@ -142,11 +126,7 @@ public final class LocalS3Extension
      *     #target(Supplier)} was called
      */
     public synchronized LocalS3Extension localOnly() {
-        requireNotStarted();
-        if (explicitTarget != null) {
-            throw new IllegalStateException("localOnly() and target(...) exclude each other");
-        }
-        localOnly = true;
+        state.localOnly();
         return this;
     }
 
@@ -161,19 +141,8 @@ public final class LocalS3Extension
      *     was called
      */
     public synchronized LocalS3Extension target(Supplier<ExternalEndpoint> target) {
-        Objects.requireNonNull(target, "target");
-        requireNotStarted();
-        if (localOnly) {
-            throw new IllegalStateException("localOnly() and target(...) exclude each other");
-        }
-        explicitTarget = target;
+        state.target(target);
         return this;
-    }
-
-    private void requireNotStarted() {
-        if (server != null || external != null) {
-            throw new IllegalStateException("the endpoint is already running");
-        }
     }
 
     // -------------------------------------------------------------------------------------
@@ -181,96 +150,22 @@ public final class LocalS3Extension
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
-        start(context);
+        state.start(context);
     }
 
     @Override
     public void afterAll(ExtensionContext context) {
-        stop(context);
+        state.stop(context);
     }
 
     @Override
     public void beforeEach(ExtensionContext context) throws Exception {
-        start(context); // no-op when a class-level start happened
+        state.start(context); // no-op when a class-level start happened
     }
 
     @Override
     public void afterEach(ExtensionContext context) {
-        stop(context);
-    }
-
-    private synchronized void start(ExtensionContext context) throws Exception {
-        if (owner != null) {
-            return;
-        }
-        List<String> names = new ArrayList<>(buckets.isEmpty() ? List.of(DEFAULT_BUCKET) : buckets);
-        ExternalEndpoint target = null;
-        if (explicitTarget != null) {
-            target =
-                    Objects.requireNonNull(
-                            explicitTarget.get(), "the target supplier returned null");
-        } else if (!localOnly) {
-            target = ExternalEndpoint.fromEnvironment().orElse(null);
-            String bucket = ExternalEndpoint.setting(ExternalEndpoint.BUCKET_ENV);
-            if (target != null && bucket != null) {
-                names.set(0, bucket);
-            }
-        }
-        if (target == null) {
-            LocalS3Server s = LocalS3Server.start(names.get(0));
-            try {
-                for (String b : names.subList(1, names.size())) {
-                    s.createBucket(b);
-                }
-            } catch (IOException | RuntimeException e) {
-                s.close();
-                throw e;
-            }
-            server = s;
-        } else {
-            for (String b : names) {
-                probe(target, b);
-            }
-            external = target;
-        }
-        activeBuckets = List.copyOf(names);
-        owner = context.getUniqueId();
-    }
-
-    /** Lists a prefix of {@code bucket} with the static credentials, so that a missing bucket or
-     * wrong keys fail the class up front with the endpoint's answer. */
-    private static void probe(ExternalEndpoint target, String bucket) throws StorageException {
-        Map<String, String> options = target.endpointOptions();
-        options.putAll(target.credentials(Long.MAX_VALUE).toOptions());
-        options.remove("expires_at_millis");
-        try (ObjectStore store = ObjectStore.open("s3://" + bucket + "/", options)) {
-            store.list("vended-storage-testkit-probe/");
-        } catch (StorageException e) {
-            throw new IllegalStateException(
-                    "bucket "
-                            + bucket
-                            + " cannot be listed at "
-                            + target.endpoint()
-                            + " with access key "
-                            + target.accessKeyId()
-                            + " (an external endpoint's buckets must exist): "
-                            + e.getMessage(),
-                    e);
-        }
-    }
-
-    private synchronized void stop(ExtensionContext context) {
-        if (owner == null || !owner.equals(context.getUniqueId())) {
-            return;
-        }
-        owner = null;
-        LocalS3Server s = server;
-        server = null;
-        external = null;
-        activeBuckets = List.of();
-        if (s != null) {
-            s.close();
-        }
+        state.stop(context);
     }
 
     @Override
@@ -293,8 +188,7 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running (outside the test lifecycle)
      */
     public boolean isLocal() {
-        requireRunning();
-        return server != null;
+        return running().server != null;
     }
 
     /**
@@ -304,8 +198,8 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running
      */
     public String endpoint() {
-        LocalS3Server s = server;
-        return s != null ? s.endpoint() : requireExternal().endpoint();
+        ActiveEndpoint a = running();
+        return a.server != null ? a.server.endpoint() : a.external.endpoint();
     }
 
     /**
@@ -315,7 +209,8 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running
      */
     public String region() {
-        return server != null ? LocalS3Server.REGION : requireExternal().region();
+        ActiveEndpoint a = running();
+        return a.server != null ? LocalS3Server.REGION : a.external.region();
     }
 
     /**
@@ -326,8 +221,7 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running
      */
     public String bucket() {
-        requireRunning();
-        return activeBuckets.get(0);
+        return running().buckets.get(0);
     }
 
     /**
@@ -337,8 +231,7 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running
      */
     public List<String> buckets() {
-        requireRunning();
-        return activeBuckets;
+        return running().buckets;
     }
 
     /**
@@ -360,8 +253,7 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running
      */
     public Map<String, String> endpointOptions() {
-        LocalS3Server s = server;
-        return s != null ? s.endpointOptions() : requireExternal().endpointOptions();
+        return running().endpointOptions();
     }
 
     /**
@@ -373,15 +265,7 @@ public final class LocalS3Extension
      * @throws IllegalStateException if the endpoint is not running
      */
     public Map<String, String> storageOptions() {
-        LocalS3Server s = server;
-        if (s != null) {
-            return s.rootOptions();
-        }
-        ExternalEndpoint e = requireExternal();
-        Map<String, String> m = e.endpointOptions();
-        m.putAll(e.credentials(0).toOptions());
-        m.remove("expires_at_millis");
-        return m;
+        return running().storageOptions();
     }
 
     /**
@@ -413,12 +297,7 @@ public final class LocalS3Extension
      */
     public RecordingProvider provider(Duration ttl) {
         long ttlMillis = ttlMillis(ttl);
-        LocalS3Server s = server;
-        if (s != null) {
-            return new IssuingProvider(s, ttlMillis, null);
-        }
-        ExternalEndpoint e = requireExternal();
-        return new RevendingProvider(e, ttlMillis);
+        return running().provider(ttlMillis);
     }
 
     // -------------------------------------------------------------------------------------
@@ -476,11 +355,8 @@ public final class LocalS3Extension
         long ttlMillis = ttlMillis(ttl);
         LocalS3Server s =
                 requireLocal(prefix == null ? "minting credentials" : "prefix-scoped credentials");
-        try {
-            return s.issueCredentials(ttlMillis, prefix == null ? null : bucket() + "/" + prefix);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        String scope = prefix == null ? null : bucket() + "/" + prefix;
+        return unchecked(() -> s.issueCredentials(ttlMillis, scope));
     }
 
     /**
@@ -494,11 +370,11 @@ public final class LocalS3Extension
     public void revoke(String accessKeyId) {
         Objects.requireNonNull(accessKeyId, "accessKeyId");
         LocalS3Server s = requireLocal("revoking credentials");
-        try {
-            s.revoke(accessKeyId);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        unchecked(
+                () -> {
+                    s.revoke(accessKeyId);
+                    return null;
+                });
     }
 
     /**
@@ -511,11 +387,7 @@ public final class LocalS3Extension
      */
     public Map<String, KeyStats> stats() {
         LocalS3Server s = requireLocal("per-key request counters");
-        try {
-            return s.stats();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return unchecked(s::stats);
     }
 
     /**
@@ -541,11 +413,7 @@ public final class LocalS3Extension
      */
     public List<RequestRecord> requests() {
         LocalS3Server s = requireLocal("the request log");
-        try {
-            return s.requests();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return unchecked(s::requests);
     }
 
     /**
@@ -559,11 +427,11 @@ public final class LocalS3Extension
     public void createBucket(String name) {
         Objects.requireNonNull(name, "name");
         LocalS3Server s = requireLocal("creating buckets");
-        try {
-            s.createBucket(name);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        unchecked(
+                () -> {
+                    s.createBucket(name);
+                    return null;
+                });
     }
 
     /**
@@ -579,89 +447,16 @@ public final class LocalS3Extension
 
     // -------------------------------------------------------------------------------------
 
-    private void requireRunning() {
-        if (server == null && external == null) {
-            throw new IllegalStateException(
-                    "LocalS3Extension is not running: register it with @RegisterExtension (static"
-                            + " field for one endpoint per class) or @ExtendWith, and use it from"
-                            + " tests or @BeforeAll/@BeforeEach methods");
-        }
-    }
-
-    private ExternalEndpoint requireExternal() {
-        ExternalEndpoint e = external;
-        if (e == null) {
-            requireRunning();
-            // Stopped between the checks: report as not running.
-            throw new IllegalStateException("LocalS3Extension is not running");
-        }
-        return e;
+    private ActiveEndpoint running() {
+        return state.running();
     }
 
     private LocalS3Server requireLocal(String capability) {
-        LocalS3Server s = server;
-        if (s != null) {
-            return s;
-        }
-        ExternalEndpoint e = requireExternal();
-        Assumptions.abort(
-                capability
-                        + " needs the enforcing local endpoint, but the tests target the external"
-                        + " endpoint "
-                        + e.endpoint()
-                        + (explicitTarget != null
-                                ? " (LocalS3Extension.target(...))"
-                                : " (" + ExternalEndpoint.ENDPOINT_ENV + "; unset it to run this"
-                                        + " test)")
-                        + ", which cannot provide it: test skipped. Extensions made with"
-                        + " LocalS3Extension.create().localOnly() always use the local endpoint.");
-        throw new AssertionError("unreachable");
-    }
-
-    private static long ttlMillis(Duration ttl) {
-        Objects.requireNonNull(ttl, "ttl");
-        if (ttl.isNegative() || ttl.compareTo(Duration.ofDays(3650)) > 0) {
-            throw new IllegalArgumentException("ttl must be between 0 and 10 years, got " + ttl);
-        }
-        return ttl.toMillis();
+        return state.running().requireLocal(capability);
     }
 
     @Override
     public String toString() {
-        LocalS3Server s = server;
-        ExternalEndpoint e = external;
-        return "LocalS3Extension{"
-                + (s != null ? "local " + s : e != null ? "external " + e : "not running")
-                + ", buckets="
-                + (activeBuckets.isEmpty() ? buckets : activeBuckets)
-                + "}";
-    }
-
-    /** Re-vends an external endpoint's static credentials with a fresh announced expiry. */
-    private static final class RevendingProvider extends RecordingProvider {
-        private final ExternalEndpoint target;
-        private final long ttlMillis;
-
-        RevendingProvider(ExternalEndpoint target, long ttlMillis) {
-            super(target.endpointOptions());
-            this.target = target;
-            this.ttlMillis = ttlMillis;
-        }
-
-        @Override
-        protected VendedCredentials next() {
-            return target.credentials(System.currentTimeMillis() + ttlMillis);
-        }
-
-        @Override
-        public String toString() {
-            return "RevendingProvider{endpoint="
-                    + target.endpoint()
-                    + ", calls="
-                    + calls()
-                    + ", ttlMillis="
-                    + ttlMillis
-                    + "}";
-        }
+        return state.toString();
     }
 }

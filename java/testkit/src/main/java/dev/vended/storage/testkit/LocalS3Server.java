@@ -1,45 +1,17 @@
 package dev.vended.storage.testkit;
 
-import org.w3c.dom.Document;
-import org.w3c.dom.NodeList;
-import org.xml.sax.SAXException;
-
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.InterruptedIOException;
 import java.io.OutputStream;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-
-import javax.xml.XMLConstants;
-import javax.xml.parsers.DocumentBuilder;
-import javax.xml.parsers.DocumentBuilderFactory;
-import javax.xml.parsers.ParserConfigurationException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A running {@code local-s3} process: the project's local S3 endpoint that verifies SigV4
@@ -73,10 +45,6 @@ public final class LocalS3Server implements AutoCloseable {
     public static final String REGION = "us-east-1";
 
     private static final AtomicInteger COUNTER = new AtomicInteger();
-    private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
-    private static final Pattern LISTENING =
-            Pattern.compile("^LISTENING (http://127\\.0\\.0\\.1:(\\d+))/?\\s*$");
 
     private final Process process;
     private final OutputStream stdin;
@@ -84,22 +52,16 @@ public final class LocalS3Server implements AutoCloseable {
     private final int port;
     private final String bucket;
     private final Path log;
-    private final HttpClient http;
+    private final LocalS3Admin admin;
 
-    private LocalS3Server(
-            Process process, String endpoint, int port, String bucket, Path log) {
-        this.process = process;
+    private LocalS3Server(LocalS3Process launched, String bucket, Path log) {
+        this.process = launched.process;
         this.stdin = process.getOutputStream();
-        this.endpoint = endpoint;
-        this.port = port;
+        this.endpoint = launched.endpoint;
+        this.port = launched.port;
         this.bucket = bucket;
         this.log = log;
-        this.http =
-                HttpClient.newBuilder()
-                        .proxy(HttpClient.Builder.NO_PROXY)
-                        .connectTimeout(Duration.ofSeconds(10))
-                        .version(HttpClient.Version.HTTP_1_1)
-                        .build();
+        this.admin = new LocalS3Admin(endpoint);
     }
 
     /**
@@ -115,140 +77,7 @@ public final class LocalS3Server implements AutoCloseable {
      *     build the binary)
      */
     public static Path binaryFromProperty() {
-        String value = System.getProperty(BINARY_PROPERTY);
-        if (value != null && !value.isBlank()) {
-            Path path = Path.of(value.trim());
-            if (!Files.isRegularFile(path)) {
-                throw new IllegalStateException(
-                        "system property "
-                                + BINARY_PROPERTY
-                                + " names "
-                                + value
-                                + ", which is not a file; build it with `cargo build --release -p"
-                                + " vended-storage-local-s3 --bin local-s3`");
-            }
-            return path;
-        }
-        String platform = platform();
-        Path bundled;
-        try {
-            bundled = bundledBinary(platform);
-        } catch (IOException e) {
-            throw new IllegalStateException(
-                    "cannot extract the bundled local-s3 binary for "
-                            + platform
-                            + " to a temporary file (java.io.tmpdir="
-                            + System.getProperty("java.io.tmpdir")
-                            + "; it must allow executables): "
-                            + e.getMessage(),
-                    e);
-        }
-        if (bundled != null) {
-            return bundled;
-        }
-        String recorded = builtBinary();
-        if (recorded != null && !recorded.isBlank() && Files.isRegularFile(Path.of(recorded))) {
-            return Path.of(recorded);
-        }
-        throw new IllegalStateException(
-                "no local-s3 binary: system property "
-                        + BINARY_PROPERTY
-                        + " is not set, this testkit jar bundles none for platform "
-                        + (platform == null
-                                ? "(unsupported: os.name=" + System.getProperty("os.name")
-                                        + ", os.arch=" + System.getProperty("os.arch") + ")"
-                                : platform)
-                        + (recorded == null || recorded.isBlank()
-                                ? ""
-                                : " and the recorded build path " + recorded + " does not exist")
-                        + "; build it with `cargo build --release -p vended-storage-local-s3"
-                        + " --bin local-s3` and pass -D"
-                        + BINARY_PROPERTY
-                        + "=/path/to/target/release/local-s3");
-    }
-
-    /** The extracted bundled binary of this JVM, once extracted. */
-    private static Path extracted;
-
-    /**
-     * Extracts {@code native/<platform>/local-s3} from the class path to a new temporary directory
-     * (once per JVM; removed at exit) and makes it executable.
-     *
-     * @return the executable, or {@code null} if the class path holds none for {@code platform}
-     */
-    private static synchronized Path bundledBinary(String platform) throws IOException {
-        if (extracted != null && Files.isRegularFile(extracted)) {
-            return extracted;
-        }
-        if (platform == null) {
-            return null;
-        }
-        String resource = "/native/" + platform + "/local-s3";
-        try (InputStream in = LocalS3Server.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                return null;
-            }
-            Path dir = Files.createTempDirectory("vended-storage-local-s3-");
-            Path file = dir.resolve("local-s3");
-            Files.copy(in, file);
-            if (!file.toFile().setExecutable(true, true)) {
-                throw new IOException("cannot make " + file + " executable");
-            }
-            file.toFile().deleteOnExit();
-            dir.toFile().deleteOnExit();
-            extracted = file;
-            return file;
-        }
-    }
-
-    /**
-     * The running platform as os-maven-plugin names it ({@code linux-x86_64}, {@code
-     * osx-aarch_64}, ...), or {@code null} if unsupported.
-     */
-    static String platform() {
-        String os =
-                System.getProperty("os.name", "")
-                        .toLowerCase(java.util.Locale.ROOT)
-                        .replaceAll("[^a-z0-9]+", "");
-        String arch =
-                System.getProperty("os.arch", "")
-                        .toLowerCase(java.util.Locale.ROOT)
-                        .replaceAll("[^a-z0-9]+", "");
-        String osPart;
-        if (os.startsWith("linux")) {
-            osPart = "linux";
-        } else if (os.startsWith("mac") || os.startsWith("osx") || os.startsWith("darwin")) {
-            osPart = "osx";
-        } else if (os.startsWith("windows")) {
-            osPart = "windows";
-        } else {
-            return null;
-        }
-        switch (arch) {
-            case "x8664":
-            case "amd64":
-            case "x64":
-                return osPart + "-x86_64";
-            case "aarch64":
-            case "arm64":
-                return osPart + "-aarch_64";
-            default:
-                return null;
-        }
-    }
-
-    private static String builtBinary() {
-        try (InputStream in = LocalS3Server.class.getResourceAsStream("testkit.properties")) {
-            if (in == null) {
-                return null;
-            }
-            Properties p = new Properties();
-            p.load(in);
-            String v = p.getProperty("local.s3.binary");
-            return v == null || v.contains("${") ? null : v.trim();
-        } catch (IOException e) {
-            return null;
-        }
+        return LocalS3Binary.find();
     }
 
     /**
@@ -307,129 +136,7 @@ public final class LocalS3Server implements AutoCloseable {
      */
     public static LocalS3Server start(Path binary, String bucket, Path log, boolean inMemory)
             throws IOException {
-        if (!Files.isRegularFile(binary)) {
-            throw new IOException("local-s3 binary not found: " + binary);
-        }
-        List<String> command = new ArrayList<>();
-        command.add(binary.toAbsolutePath().toString());
-        command.add("--port");
-        command.add("0");
-        command.add("--bucket");
-        command.add(bucket);
-        command.add("--exit-on-stdin-eof");
-        if (inMemory) {
-            command.add("--in-memory");
-        }
-        ProcessBuilder pb = new ProcessBuilder(command);
-        pb.redirectInput(ProcessBuilder.Redirect.PIPE);
-        pb.redirectOutput(ProcessBuilder.Redirect.PIPE);
-        if (log != null) {
-            Path parent = log.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            pb.redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        } else {
-            pb.redirectError(ProcessBuilder.Redirect.DISCARD);
-        }
-        Process process = startProcess(pb);
-
-        CompletableFuture<Matcher> listening = new CompletableFuture<>();
-        Thread drain =
-                new Thread(
-                        () -> drainStdout(process, listening), "local-s3-stdout-" + process.pid());
-        drain.setDaemon(true);
-        drain.start();
-
-        String where = log == null ? "" : " (stderr: " + log + ")";
-        Matcher m;
-        try {
-            m = listening.get(STARTUP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            destroy(process);
-            throw new IOException(
-                    "local-s3 did not print 'LISTENING http://127.0.0.1:PORT' within "
-                            + STARTUP_TIMEOUT.toSeconds()
-                            + " s"
-                            + where,
-                    e);
-        } catch (ExecutionException e) {
-            destroy(process);
-            throw new IOException(
-                    "local-s3 failed to start: " + e.getCause().getMessage() + where, e.getCause());
-        } catch (InterruptedException e) {
-            destroy(process);
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while starting local-s3");
-        }
-        return new LocalS3Server(
-                process, m.group(1), Integer.parseInt(m.group(2)), bucket, log);
-    }
-
-    /**
-     * Starts the process, retrying (at most 5 times) while the freshly written executable is still
-     * open for writing in a child another thread forked meanwhile ("Text file busy", ETXTBSY).
-     */
-    private static Process startProcess(ProcessBuilder pb) throws IOException {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return pb.start();
-            } catch (IOException e) {
-                String m = String.valueOf(e.getMessage());
-                if (attempt >= 5 || !(m.contains("error=26") || m.contains("Text file busy"))) {
-                    throw e;
-                }
-                try {
-                    Thread.sleep(20L * attempt); // no signal exists for "the fd was closed"
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new InterruptedIOException("interrupted while starting local-s3");
-                }
-            }
-        }
-    }
-
-    private static void drainStdout(Process process, CompletableFuture<Matcher> listening) {
-        try (BufferedReader r =
-                new BufferedReader(
-                        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                if (!listening.isDone()) {
-                    Matcher m = LISTENING.matcher(line);
-                    if (m.matches()) {
-                        listening.complete(m);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            listening.completeExceptionally(e);
-        }
-        if (!listening.isDone()) {
-            String status;
-            try {
-                status =
-                        process.waitFor(5, TimeUnit.SECONDS)
-                                ? "exited with code " + process.exitValue()
-                                : "closed its stdout";
-            } catch (InterruptedException e) {
-                status = "closed its stdout";
-            }
-            listening.completeExceptionally(
-                    new IOException("process " + status + " before announcing its port"));
-        }
-    }
-
-    private static void destroy(Process process) {
-        process.destroy();
-        try {
-            if (!process.waitFor(3, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(3, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            process.destroyForcibly();
-            Thread.currentThread().interrupt();
-        }
+        return new LocalS3Server(LocalS3Process.start(binary, bucket, log, inMemory), bucket, log);
     }
 
     /**
@@ -483,7 +190,7 @@ public final class LocalS3Server implements AutoCloseable {
      * @return the shared client
      */
     public HttpClient httpClient() {
-        return http;
+        return admin.http;
     }
 
     /**
@@ -548,19 +255,7 @@ public final class LocalS3Server implements AutoCloseable {
      * @throws IOException if the call fails or the response cannot be parsed
      */
     public VendedCredentials assumeRole(int durationSeconds, String scope) throws IOException {
-        String form =
-                "Action=AssumeRole&Version=2011-06-15"
-                        + "&RoleArn="
-                        + URLEncoder.encode(
-                                "arn:aws:iam::000000000000:role/test", StandardCharsets.UTF_8)
-                        + "&RoleSessionName=vended-storage"
-                        + "&DurationSeconds="
-                        + durationSeconds
-                        + (scope == null
-                                ? ""
-                                : "&Scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8));
-        String xml = send("POST", "/", form, "application/x-www-form-urlencoded");
-        return parseAssumeRoleResponse(xml);
+        return admin.assumeRole(durationSeconds, scope);
     }
 
     /**
@@ -571,54 +266,7 @@ public final class LocalS3Server implements AutoCloseable {
      * @throws IOException if the XML lacks the credentials
      */
     public static VendedCredentials parseAssumeRoleResponse(String xml) throws IOException {
-        Document doc;
-        try {
-            DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
-            f.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
-            f.setFeature(XMLConstants.FEATURE_SECURE_PROCESSING, true);
-            f.setXIncludeAware(false);
-            f.setExpandEntityReferences(false);
-            f.setNamespaceAware(false);
-            DocumentBuilder b = f.newDocumentBuilder();
-            b.setErrorHandler(
-                    new org.xml.sax.helpers.DefaultHandler() {
-                        @Override
-                        public void fatalError(org.xml.sax.SAXParseException e)
-                                throws SAXException {
-                            throw e;
-                        }
-                    });
-            doc = b.parse(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
-        } catch (ParserConfigurationException | SAXException e) {
-            throw new IOException("cannot parse AssumeRole response: " + e.getMessage(), e);
-        }
-        String akid = element(doc, "AccessKeyId");
-        String secret = element(doc, "SecretAccessKey");
-        String token = element(doc, "SessionToken");
-        String expiration = element(doc, "Expiration");
-        long expiresAt;
-        try {
-            expiresAt = OffsetDateTime.parse(expiration).toInstant().toEpochMilli();
-        } catch (DateTimeParseException e) {
-            try {
-                expiresAt = Instant.parse(expiration).toEpochMilli();
-            } catch (DateTimeParseException e2) {
-                throw new IOException("AssumeRole Expiration is not ISO-8601: " + expiration, e2);
-            }
-        }
-        return new VendedCredentials(akid, secret, token, expiresAt);
-    }
-
-    private static String element(Document doc, String name) throws IOException {
-        NodeList nodes = doc.getElementsByTagName(name);
-        if (nodes.getLength() == 0) {
-            throw new IOException("AssumeRole response has no <" + name + ">");
-        }
-        String text = nodes.item(0).getTextContent();
-        if (text == null || text.isBlank()) {
-            throw new IOException("AssumeRole response has an empty <" + name + ">");
-        }
-        return text.trim();
+        return AssumeRoleXml.parse(xml);
     }
 
     /**
@@ -652,21 +300,7 @@ public final class LocalS3Server implements AutoCloseable {
      * @throws IOException if the endpoint refuses or answers something unexpected
      */
     public VendedCredentials issueCredentials(long ttlMillis, String scope) throws IOException {
-        String q = "?ttl_ms=" + ttlMillis;
-        if (scope != null) {
-            q += "&scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8);
-        }
-        String body = send("POST", "/_admin/credentials" + q, null, null);
-        Map<String, Object> m = AdminClient.jsonObject(body);
-        Object expires = m.get("expires_at_millis");
-        if (!(expires instanceof Number)) {
-            throw new IOException("admin credentials answer lacks numeric expires_at_millis");
-        }
-        return new VendedCredentials(
-                str(m, "access_key_id"),
-                str(m, "secret_access_key"),
-                (String) m.get("session_token"),
-                ((Number) expires).longValue());
+        return admin.issueCredentials(ttlMillis, scope);
     }
 
     /**
@@ -690,18 +324,8 @@ public final class LocalS3Server implements AutoCloseable {
      * @return access key id to its counters
      * @throws IOException if the endpoint refuses or answers something unexpected
      */
-    @SuppressWarnings("unchecked")
     public Map<String, KeyStats> stats() throws IOException {
-        Map<String, Object> m =
-                AdminClient.jsonObject(send("GET", "/_admin/stats", null, null));
-        Map<String, KeyStats> out = new LinkedHashMap<>();
-        m.forEach(
-                (k, v) -> {
-                    if (v instanceof Map) {
-                        out.put(k, KeyStats.fromJson((Map<String, Object>) v));
-                    }
-                });
-        return out;
+        return admin.stats();
     }
 
     /**
@@ -722,17 +346,8 @@ public final class LocalS3Server implements AutoCloseable {
      * @return the records
      * @throws IOException if the endpoint refuses or answers something unexpected
      */
-    @SuppressWarnings("unchecked")
     public List<RequestRecord> requests() throws IOException {
-        List<Object> list = AdminClient.jsonArray(send("GET", "/_admin/requests", null, null));
-        List<RequestRecord> out = new ArrayList<>(list.size());
-        for (Object o : list) {
-            if (!(o instanceof Map)) {
-                throw new IOException("the request log holds a non-object entry");
-            }
-            out.add(RequestRecord.fromJson((Map<String, Object>) o));
-        }
-        return out;
+        return admin.requests();
     }
 
     /**
@@ -748,34 +363,7 @@ public final class LocalS3Server implements AutoCloseable {
      */
     public String send(String method, String pathAndQuery, String body, String contentType)
             throws IOException {
-        HttpRequest.Builder b =
-                HttpRequest.newBuilder(URI.create(endpoint + pathAndQuery))
-                        .timeout(REQUEST_TIMEOUT)
-                        .method(
-                                method,
-                                body == null
-                                        ? HttpRequest.BodyPublishers.noBody()
-                                        : HttpRequest.BodyPublishers.ofString(body));
-        if (contentType != null) {
-            b.header("Content-Type", contentType);
-        }
-        HttpResponse<String> response;
-        try {
-            response = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException(method + " " + pathAndQuery + " interrupted");
-        }
-        int status = response.statusCode();
-        if (status / 100 != 2) {
-            String text = response.body() == null ? "" : response.body();
-            if (text.length() > 500) {
-                text = text.substring(0, 500) + "...";
-            }
-            throw new IOException(
-                    method + " " + pathAndQuery + " answered HTTP " + status + ": " + text);
-        }
-        return response.body() == null ? "" : response.body();
+        return admin.send(method, pathAndQuery, body, contentType);
     }
 
     /**
@@ -796,7 +384,7 @@ public final class LocalS3Server implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        destroy(process);
+        LocalS3Process.destroy(process);
     }
 
     @Override
@@ -808,13 +396,5 @@ public final class LocalS3Server implements AutoCloseable {
                 + ", pid="
                 + process.pid()
                 + "}";
-    }
-
-    private static String str(Map<String, Object> m, String key) throws IOException {
-        Object v = m.get(key);
-        if (!(v instanceof String)) {
-            throw new IOException("admin credentials answer lacks " + key);
-        }
-        return (String) v;
     }
 }

@@ -4,11 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import com.sun.net.httpserver.HttpServer;
 
 import dev.vended.storage.CredentialsException;
 import dev.vended.storage.ObjectStore;
@@ -16,7 +13,6 @@ import dev.vended.storage.RefreshStats;
 import dev.vended.storage.testkit.LocalS3Server;
 import dev.vended.storage.testkit.VendedCredentials;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,104 +20,23 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 
 /**
  * The catalog specs against a scripted local catalog (the JDK's HTTP server), through the native
  * implementation of the protocols: wire format, key mapping, prefix choice, every failure (kind,
  * status, message), provider ids, serialization, no token in any message, {@code toString} or id,
  * and stores opened with a spec that refresh natively, with no call into the JVM.
+ *
+ * <p>Iceberg REST is in {@link CatalogProvidersIcebergTest}.
  */
-class CatalogProvidersTest {
-
-    private static final String TOKEN = "tenant-a-token-0123456789";
-
-    /** One recorded request. */
-    record Request(String method, String rawPath, Map<String, List<String>> headers, String body) {
-        String header(String name) {
-            for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-                if (e.getKey().equalsIgnoreCase(name)) {
-                    return e.getValue().get(0);
-                }
-            }
-            return null;
-        }
-    }
-
-    /** A reply: status, body, delay. */
-    record Reply(int status, String body, long delayMillis) {
-        static Reply json(int status, String body) {
-            return new Reply(status, body, 0);
-        }
-    }
-
-    private HttpServer server;
-    private final List<Request> requests = Collections.synchronizedList(new ArrayList<>());
-
-    private String start(Function<Request, Reply> handler) throws Exception {
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.createContext(
-                "/",
-                exchange -> {
-                    Request r =
-                            new Request(
-                                    exchange.getRequestMethod(),
-                                    exchange.getRequestURI().getRawPath(),
-                                    exchange.getRequestHeaders(),
-                                    new String(
-                                            exchange.getRequestBody().readAllBytes(),
-                                            StandardCharsets.UTF_8));
-                    requests.add(r);
-                    Reply reply = handler.apply(r);
-                    if (reply.delayMillis() > 0) {
-                        try {
-                            Thread.sleep(reply.delayMillis());
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                    byte[] b = reply.body().getBytes(StandardCharsets.UTF_8);
-                    exchange.getResponseHeaders().add("Content-Type", "application/json");
-                    try {
-                        exchange.sendResponseHeaders(reply.status(), b.length == 0 ? -1 : b.length);
-                        if (b.length > 0) {
-                            exchange.getResponseBody().write(b);
-                        }
-                    } catch (java.io.IOException e) {
-                        // client gone (timeout test)
-                    }
-                    exchange.close();
-                });
-        server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "mock-catalog");
-            t.setDaemon(true);
-            return t;
-        }));
-        server.start();
-        return "http://127.0.0.1:" + server.getAddress().getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.stop(0);
-        }
-    }
-
-    private static void assertClean(String text) {
-        assertFalse(text.contains(TOKEN), () -> "token leaked: " + text);
-        assertFalse(text.contains("secret-of-"), () -> "secret leaked: " + text);
-    }
+class CatalogProvidersTest extends CatalogProvidersSupport {
 
     // ---------------------------------------------------------------------------------------
     // Lance Namespace
@@ -296,159 +211,6 @@ class CatalogProvidersTest {
         assertTrue(e.isRetryable());
         assertClean(e.getMessage());
         server = null;
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Iceberg REST
-
-    private IcebergRestStorageOptionsProvider iceberg(String url, String location) {
-        return IcebergRestStorageOptionsProvider.builder(
-                        url, List.of("db", "sales"), "orders", location)
-                .prefix("wh")
-                .token(TOKEN)
-                .timeout(Duration.ofMillis(800))
-                .build();
-    }
-
-    private static String s3Config(String key, String expires) {
-        return "{\"s3.access-key-id\":\""
-                + key
-                + "\",\"s3.secret-access-key\":\"secret-of-"
-                + key
-                + "\",\"s3.session-token\":\"token-of-"
-                + key
-                + "\",\"s3.endpoint\":\"http://ignored\""
-                + (expires == null ? "" : ",\"s3.session-token-expires-at-ms\":\"" + expires + "\"")
-                + "}";
-    }
-
-    @Test
-    void icebergLongestPrefixWinsAndKeysAreMapped() throws Exception {
-        String url =
-                start(
-                        r ->
-                                Reply.json(
-                                        200,
-                                        "{\"storage-credentials\":["
-                                                + "{\"prefix\":\"s3://bucket/\",\"config\":"
-                                                + s3Config("BUCKET", "1767225600000")
-                                                + "},{\"prefix\":\"s3://bucket/wh/db/orders\",\"config\":"
-                                                + s3Config("TABLE", "1767225600000")
-                                                + "},{\"prefix\":\"s3://bucket/wh/db/orders_x\",\"config\":"
-                                                + s3Config("OTHER", null)
-                                                + "},{\"prefix\":\"s3://bucket/wh\",\"config\":"
-                                                + s3Config("WH", null)
-                                                + "}]}"));
-        Map<String, String> o = iceberg(url, "s3a://bucket/wh/db/orders").fetchStorageOptions();
-        assertEquals("TABLE", o.get("aws_access_key_id"));
-        assertEquals("secret-of-TABLE", o.get("aws_secret_access_key"));
-        assertEquals("token-of-TABLE", o.get("aws_session_token"));
-        assertEquals("1767225600000", o.get("expires_at_millis"));
-        assertEquals(4, o.size(), o.keySet().toString());
-        Request r = requests.get(0);
-        assertEquals("GET", r.method());
-        assertEquals("/v1/wh/namespaces/db%1Fsales/tables/orders/credentials", r.rawPath());
-        assertEquals("Bearer " + TOKEN, r.header("authorization"));
-
-        Map<String, String> other = iceberg(url, "s3://bucket/other/t").fetchStorageOptions();
-        assertEquals("BUCKET", other.get("aws_access_key_id"));
-        Map<String, String> noExpiry = iceberg(url, "s3://bucket/wh/db/orders_x").fetchStorageOptions();
-        assertEquals("OTHER", noExpiry.get("aws_access_key_id"));
-        assertNull(noExpiry.get("expires_at_millis"), "a missing expiry stays missing");
-    }
-
-    @Test
-    void icebergGcsAndAdlsKeysAreMapped() throws Exception {
-        String url =
-                start(
-                        r ->
-                                Reply.json(
-                                        200,
-                                        "{\"storage-credentials\":["
-                                                + "{\"prefix\":\"gs://b/\",\"config\":{\"gcs.oauth2.token\":\"ya29\","
-                                                + "\"gcs.oauth2.token-expires-at\":\"1767225600000\"}},"
-                                                + "{\"prefix\":\"abfss://c@acct.dfs.core.windows.net/\",\"config\":{"
-                                                + "\"adls.sas-token.aaa.dfs.core.windows.net\":\"sv=a\","
-                                                + "\"adls.sas-token.acct.dfs.core.windows.net\":\"sv=b\","
-                                                + "\"adls.sas-token-expires-at-ms.acct.dfs.core.windows.net\":\"1767225600000\"}}"
-                                                + "]}"));
-        Map<String, String> gcs = iceberg(url, "gs://b/t").fetchStorageOptions();
-        assertEquals("ya29", gcs.get("google_bearer_token"));
-        assertEquals("1767225600000", gcs.get("expires_at_millis"));
-        assertEquals(2, gcs.size(), gcs.keySet().toString());
-        Map<String, String> adls =
-                iceberg(url, "abfss://c@acct.dfs.core.windows.net/t").fetchStorageOptions();
-        assertEquals("sv=b", adls.get("azure_storage_sas_token"));
-        assertEquals("acct", adls.get("azure_storage_account_name"));
-        assertEquals("1767225600000", adls.get("expires_at_millis"));
-    }
-
-    @Test
-    @Timeout(60)
-    void icebergFailuresAreClearAndNeverCarryTokens() throws Exception {
-        Object[][] cases = {
-            {Reply.json(404, "{\"error\":{\"message\":\"Table does not exist: db.sales.orders\","
-                        + "\"type\":\"NoSuchTableException\",\"code\":404}}"),
-                CatalogException.Kind.NOT_FOUND, 404, "Table does not exist: db.sales.orders"},
-            {Reply.json(401, "{\"error\":{\"message\":\"Bearer " + TOKEN + " expired\","
-                        + "\"type\":\"NotAuthorizedException\",\"code\":401}}"),
-                CatalogException.Kind.UNAUTHORIZED, 401, "*** expired"},
-            {Reply.json(403, "{\"error\":{\"message\":\"alice may not read\","
-                        + "\"type\":\"ForbiddenException\",\"code\":403}}"),
-                CatalogException.Kind.FORBIDDEN, 403, "alice may not read"},
-            {Reply.json(500, "{\"error\":{\"message\":\"vending failed\","
-                        + "\"type\":\"InternalServerError\",\"code\":500}}"),
-                CatalogException.Kind.SERVER_ERROR, 500, "vending failed"},
-            {Reply.json(200, "{\"storage-credentials\": ["), CatalogException.Kind.MALFORMED_RESPONSE,
-                200, "not valid JSON"},
-            {Reply.json(200, "{}"), CatalogException.Kind.MISSING_FIELD, 200, "no storage-credentials"},
-            {Reply.json(200, "{\"storage-credentials\":[{\"prefix\":\"s3://other/\",\"config\":{}}]}"),
-                CatalogException.Kind.MISSING_FIELD, 200, "s3://other/"},
-            {new Reply(200, "{}", 2500), CatalogException.Kind.TIMEOUT, -1, "no answer within 800 ms"},
-        };
-        for (Object[] c : cases) {
-            Reply reply = (Reply) c[0];
-            requests.clear();
-            String url = start(r -> reply);
-            IcebergRestStorageOptionsProvider p = iceberg(url, "s3://bucket/wh/db/orders");
-            CatalogException e = assertThrows(CatalogException.class, p::fetchStorageOptions);
-            String label = reply.status() + " " + reply.body();
-            assertEquals(c[1], e.kind(), label);
-            assertEquals((int) c[2], e.statusCode(), label);
-            assertTrue(e.getMessage().contains((String) c[3]), label + ": " + e.getMessage());
-            assertTrue(
-                    e.getMessage()
-                            .startsWith("Iceberg REST load credentials of table 'db.sales.orders' at "),
-                    e.getMessage());
-            assertEquals(1, requests.size(), label);
-            assertClean(e.getMessage());
-            if (e.statusCode() == 404) {
-                assertEquals("NoSuchTableException", e.errorCode());
-                assertFalse(e.isRetryable());
-            }
-            stop();
-        }
-        server = null;
-    }
-
-    @Test
-    void icebergPathWithoutPrefixAndCustomSeparator() throws Exception {
-        AtomicReference<String> path = new AtomicReference<>();
-        String url =
-                start(
-                        r -> {
-                            path.set(r.rawPath());
-                            return Reply.json(
-                                    200,
-                                    "{\"storage-credentials\":[{\"prefix\":\"s3://b\",\"config\":"
-                                            + s3Config("K", null)
-                                            + "}]}");
-                        });
-        IcebergRestStorageOptionsProvider.builder(url + "/api/", List.of("a", "b"), "t", "s3://b/t")
-                .namespaceSeparator(".")
-                .build()
-                .fetchStorageOptions();
-        assertEquals("/api/v1/namespaces/a.b/tables/t/credentials", path.get());
     }
 
     // ---------------------------------------------------------------------------------------

@@ -36,7 +36,13 @@ public final class AdminClient {
 
     private AdminClient() {}
 
-    /** {@code aws_endpoint}, {@code aws_region}, {@code aws_allow_http} for {@code endpoint}. */
+    /**
+     * The options that address the local endpoint, without credentials.
+     *
+     * @param endpoint {@code http://127.0.0.1:PORT}
+     * @return a new mutable map of {@code aws_endpoint} (= {@code endpoint}), {@code aws_region}
+     *     ({@code us-east-1}) and {@code aws_allow_http} ({@code true})
+     */
     public static Map<String, String> endpointOptions(String endpoint) {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("aws_endpoint", endpoint);
@@ -73,6 +79,9 @@ public final class AdminClient {
      * @param ttlMillis lifetime of the credentials
      * @param scope {@code bucket/prefix} the key may access, or {@code null}
      * @return a new mutable map
+     * @throws IOException if the endpoint cannot be reached, answers other than 2xx or not with a
+     *     JSON object ({@link InterruptedIOException}, with the interrupt flag set again, if the
+     *     thread was interrupted while waiting)
      */
     public static Map<String, String> issue(String endpoint, long ttlMillis, String scope)
             throws IOException {

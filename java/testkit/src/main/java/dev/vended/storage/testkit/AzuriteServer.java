@@ -57,8 +57,9 @@ public final class AzuriteServer implements AutoCloseable {
     }
 
     /**
-     * Starts Azurite from {@link EmulatorProcess#tool(String)}.
+     * Starts Azurite from {@link EmulatorProcess#tool(String)} ({@link #TOOL}).
      *
+     * @return the running server; {@link #close()} stops it
      * @throws IOException if it is not installed or does not start within 30 s
      */
     public static AzuriteServer start() throws IOException {
@@ -66,8 +67,10 @@ public final class AzuriteServer implements AutoCloseable {
     }
 
     /**
-     * Starts the {@code azurite-blob} launcher {@code bin} on 127.0.0.1, a free port.
+     * Starts the {@code azurite-blob} launcher {@code bin} on 127.0.0.1, a free port, in memory.
      *
+     * @param bin path of the {@code azurite-blob} launcher
+     * @return the running server; {@link #close()} stops it
      * @throws IOException if it does not start within 30 s
      */
     public static AzuriteServer start(Path bin) throws IOException {
@@ -84,12 +87,20 @@ public final class AzuriteServer implements AutoCloseable {
                         "successfully listens on"));
     }
 
-    /** Base URL of the blob service, {@code http://127.0.0.1:PORT} (account in the path). */
+    /**
+     * Base URL of the blob service (the account name goes in the path).
+     *
+     * @return {@code http://127.0.0.1:PORT}, without a trailing slash
+     */
     public String url() {
         return process.url();
     }
 
-    /** How long Azurite took to listen. */
+    /**
+     * How long Azurite took to listen.
+     *
+     * @return the time from spawning the process to its "listening" line
+     */
     public Duration startedIn() {
         return process.startedIn();
     }
@@ -98,6 +109,10 @@ public final class AzuriteServer implements AutoCloseable {
      * The options locating Azurite at {@code endpoint} (this server's {@link #url()} or a proxy in
      * front of it): {@code azure_storage_use_emulator}, {@code azure_storage_endpoint}, {@code
      * azure_storage_account_name}, plus {@code credentials}.
+     *
+     * @param endpoint the blob service's base URL, {@code http://127.0.0.1:PORT}
+     * @param credentials credential options to add, such as those of {@link SasProvider#vend}
+     * @return a new mutable map
      */
     public static Map<String, String> storeOptions(String endpoint, Map<String, String> credentials) {
         Map<String, String> o = new HashMap<>();
@@ -113,7 +128,12 @@ public final class AzuriteServer implements AutoCloseable {
      * read/write/delete/list/add/create) expiring at {@code expiresAtMillis} (epoch ms) rounded
      * down to the second, signed as in
      * https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas (version
-     * 2021-08-06). {@code badSignature} signs with a wrong key (Azurite answers 403).
+     * 2021-08-06).
+     *
+     * @param expiresAtMillis the expiry ({@code se}), epoch milliseconds
+     * @param badSignature whether to sign with a wrong key (Azurite then answers 403)
+     * @return the SAS query string ({@code sv=...&sig=...}, URL-encoded values, no leading
+     *     {@code ?}), as {@code azure_storage_sas_token} takes it
      */
     public static String accountSas(long expiresAtMillis, boolean badSignature) {
         String se = expiry(expiresAtMillis);
@@ -138,6 +158,11 @@ public final class AzuriteServer implements AutoCloseable {
      * <p>Needed where Azurite 3.35.0 refuses an account SAS: a container's Blob Batch ({@code POST
      * ?restype=container&comp=batch}, used by multi-key deletes, e.g. Lance's cleanup) has no
      * entry in its account-SAS permission table, so it answers a bodiless 500.
+     *
+     * @param container the container's name
+     * @param expiresAtMillis the expiry ({@code se}), epoch milliseconds
+     * @return the SAS query string ({@code sv=...&sig=...}, URL-encoded values, no leading
+     *     {@code ?})
      */
     public static String containerSas(String container, long expiresAtMillis) {
         String se = expiry(expiresAtMillis);
@@ -173,7 +198,13 @@ public final class AzuriteServer implements AutoCloseable {
         }
     }
 
-    /** Epoch milliseconds of a SAS living about {@code ttl} (whole seconds, as {@code se} has). */
+    /**
+     * The expiry of a SAS living about {@code ttl} from now, rounded down to the whole second (as
+     * {@code se} has it), so that {@code expires_at_millis} matches the token exactly.
+     *
+     * @param ttl the lifetime
+     * @return the expiry, epoch milliseconds, a multiple of 1000
+     */
     public static long sasExpiry(Duration ttl) {
         return (System.currentTimeMillis() + ttl.toMillis()) / 1000 * 1000;
     }
@@ -185,7 +216,9 @@ public final class AzuriteServer implements AutoCloseable {
     /**
      * Creates {@code container} with a one-minute account SAS.
      *
-     * @throws IOException if Azurite does not answer 2xx
+     * @param container the container's name
+     * @throws IOException if Azurite cannot be reached or does not answer 2xx (also when the
+     *     thread is interrupted, with the interrupt flag set again)
      */
     public void createContainer(String container) throws IOException {
         String sas = accountSas(System.currentTimeMillis() + 60_000, false);
@@ -219,12 +252,22 @@ public final class AzuriteServer implements AutoCloseable {
         private final AtomicInteger calls = new AtomicInteger();
         private final List<String> signatures = new CopyOnWriteArrayList<>();
 
-        /** A provider of SAS tokens living {@code ttl}. */
+        /**
+         * A provider of SAS tokens living {@code ttl}.
+         *
+         * @param ttl each token's lifetime, rounded down to the whole second
+         */
         public SasProvider(Duration ttl) {
             this.ttl = ttl;
         }
 
-        /** One credential set, not counted as a call; {@code badSignature} as in {@link #accountSas}. */
+        /**
+         * One credential set, not counted as a call (its signature is kept).
+         *
+         * @param badSignature whether to sign with a wrong key, as in {@link #accountSas}
+         * @return a new mutable map of {@code azure_storage_sas_token} and {@code
+         *     expires_at_millis} (epoch milliseconds, decimal)
+         */
         public Map<String, String> vend(boolean badSignature) {
             long expires = sasExpiry(ttl);
             String sas = accountSas(expires, badSignature);
@@ -235,12 +278,20 @@ public final class AzuriteServer implements AutoCloseable {
             return o;
         }
 
-        /** Times {@link #fetchStorageOptions()} was called. */
+        /**
+         * Times {@link #fetchStorageOptions()} was called.
+         *
+         * @return the number of calls so far ({@link #vend(boolean)} not counted)
+         */
         public int calls() {
             return calls.get();
         }
 
-        /** The (URL-encoded) signatures of every SAS vended so far. */
+        /**
+         * The signatures of every SAS vended so far, for checking that none leaks.
+         *
+         * @return an immutable copy of the URL-encoded {@code sig} values, oldest first
+         */
         public List<String> signatures() {
             return List.copyOf(signatures);
         }

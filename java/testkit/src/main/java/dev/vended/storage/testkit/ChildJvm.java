@@ -52,7 +52,11 @@ public final class ChildJvm {
             String output,
             Path log) {
 
-        /** Lines the child's JVM printed about JNI problems (empty when clean). */
+        /**
+         * Lines the child's JVM printed about JNI problems (such as {@code -Xcheck:jni} warnings).
+         *
+         * @return the matching output lines, in order; empty when clean
+         */
         public List<String> jniWarnings() {
             List<String> out = new ArrayList<>();
             for (String line : output.split("\n")) {
@@ -63,7 +67,12 @@ public final class ChildJvm {
             return out;
         }
 
-        /** A description for assertion messages: exit code, timing, command and the output. */
+        /**
+         * A description for assertion messages.
+         *
+         * @return multi-line text: exit code (or timeout), elapsed milliseconds, log path, command
+         *     and the whole output
+         */
         public String describe() {
             return "child JVM "
                     + (timedOut ? "TIMED OUT and was killed" : "exited with " + exitCode)
@@ -99,7 +108,11 @@ public final class ChildJvm {
         }
     }
 
-    /** Whether this JVM runs with {@code -Xcheck:jni}. */
+    /**
+     * Whether this JVM runs with {@code -Xcheck:jni} (children then do too).
+     *
+     * @return whether {@code -Xcheck:jni} is among this JVM's input arguments
+     */
     public static boolean xcheckJni() {
         return ManagementFactory.getRuntimeMXBean().getInputArguments().contains("-Xcheck:jni");
     }
@@ -141,6 +154,9 @@ public final class ChildJvm {
      * @param args its arguments
      * @param timeout how long to wait before killing it
      * @return the outcome (never throws for a failing child)
+     * @throws IOException if the log directory or file cannot be created or the JVM cannot be
+     *     started
+     * @throws InterruptedException if the thread is interrupted while waiting for the child
      */
     public static Result run(
             List<Path> classPath,

@@ -45,12 +45,20 @@ public final class EmulatorProcess implements AutoCloseable {
         this.startedIn = startedIn;
     }
 
-    /** The emulator's base URL, {@code http://127.0.0.1:PORT}. */
+    /**
+     * The emulator's base URL.
+     *
+     * @return {@code http://127.0.0.1:PORT}, without a trailing slash
+     */
     public String url() {
         return url;
     }
 
-    /** How long the emulator took to report that it listens. */
+    /**
+     * How long the emulator took to report that it listens.
+     *
+     * @return the time from spawning the process to its "listening" line
+     */
     public Duration startedIn() {
         return startedIn;
     }
@@ -59,6 +67,8 @@ public final class EmulatorProcess implements AutoCloseable {
      * The tools directory: system property {@value #TOOLS_PROPERTY}, else environment variable
      * {@value #TOOLS_ENV}, else the first {@code .tools} directory found in the working directory
      * or one of its (at most 5) parents, else {@code ./.tools}.
+     *
+     * @return the directory (not checked to exist)
      */
     public static Path toolsDirectory() {
         String configured = System.getProperty(TOOLS_PROPERTY);
@@ -81,6 +91,9 @@ public final class EmulatorProcess implements AutoCloseable {
     /**
      * The installed file {@code relative} under {@link #toolsDirectory()}, if it exists.
      *
+     * @param relative the file's path relative to the tools directory, such as {@link
+     *     AzuriteServer#TOOL}
+     * @return the resolved path
      * @throws IOException naming the path and {@code bin/install-emulators.sh} if it does not
      */
     public static Path tool(String relative) throws IOException {

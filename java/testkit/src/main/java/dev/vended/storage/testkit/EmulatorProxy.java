@@ -40,7 +40,12 @@ public final class EmulatorProxy implements AutoCloseable {
         private final Map<String, long[]> tokens = new ConcurrentHashMap<>();
         private final AtomicInteger next = new AtomicInteger();
 
-        /** A token valid until {@code expiresAtMillis} (epoch ms). */
+        /**
+         * Issues a new token.
+         *
+         * @param expiresAtMillis when it stops being accepted, epoch milliseconds
+         * @return the token, unique within this registry ({@code ya29.java-N-HEX})
+         */
         public String issue(long expiresAtMillis) {
             String token =
                     "ya29.java-" + next.getAndIncrement() + "-"
@@ -49,7 +54,11 @@ public final class EmulatorProxy implements AutoCloseable {
             return token;
         }
 
-        /** Makes {@code token} rejected from now on (as a revoked GCS token is). */
+        /**
+         * Makes {@code token} rejected from now on (as a revoked GCS token is).
+         *
+         * @param token a token of {@link #issue(long)}; unknown tokens are ignored
+         */
         public void revoke(String token) {
             long[] t = tokens.get(token);
             if (t != null) {
@@ -57,7 +66,12 @@ public final class EmulatorProxy implements AutoCloseable {
             }
         }
 
-        /** Whether {@code token} was issued here, is not revoked and has not expired. */
+        /**
+         * Whether the proxy accepts {@code token}.
+         *
+         * @param token the bearer token, or {@code null}
+         * @return whether it was issued here, is not revoked and has not expired
+         */
         public boolean accepts(String token) {
             long[] t = token == null ? null : tokens.get(token);
             return t != null && t[1] == 0 && System.currentTimeMillis() < t[0];
@@ -94,6 +108,10 @@ public final class EmulatorProxy implements AutoCloseable {
      * Starts the proxy on 127.0.0.1 (a free port) in front of {@code upstream}; GCS mode when
      * {@code tokens} is not null, plain counting proxy otherwise.
      *
+     * @param upstream the emulator's base URL, {@code http://127.0.0.1:PORT} (trailing slashes
+     *     ignored)
+     * @param tokens the tokens to require as {@code Authorization: Bearer}, or {@code null} to
+     *     check none
      * @throws IOException if it cannot bind
      */
     public EmulatorProxy(String upstream, Tokens tokens) throws IOException {
@@ -114,7 +132,11 @@ public final class EmulatorProxy implements AutoCloseable {
         this.url = "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
-    /** Every rejection, by the proxy or the emulator. */
+    /**
+     * Every rejection, by the proxy or the emulator.
+     *
+     * @return {@link #rejectedByProxy} plus {@link #rejectedByUpstream}
+     */
     public int rejections() {
         return rejectedByProxy.get() + rejectedByUpstream.get();
     }

@@ -46,12 +46,21 @@ public final class EndpointProvider implements StorageOptionsProvider {
         this.ttlMillis = ttlMillis;
     }
 
-    /** From now on every call throws {@link CatalogDownException} with {@code message}. */
+    /**
+     * From now on every call throws {@link CatalogDownException} with {@code message}, until
+     * {@link #succeed()}.
+     *
+     * @param message the exception's message
+     */
     public synchronized void failWith(String message) {
         this.failure = message;
     }
 
-    /** From now on every call first sleeps {@code millis} (to keep a refresh in flight). */
+    /**
+     * From now on every call first sleeps {@code millis} (to keep a refresh in flight).
+     *
+     * @param millis how long each call sleeps, in milliseconds; {@code 0} for no delay
+     */
     public synchronized void delay(long millis) {
         this.delayMillis = millis;
     }
@@ -93,9 +102,12 @@ public final class EndpointProvider implements StorageOptionsProvider {
     }
 
     /**
-     * Waits until called at least {@code n} times.
+     * Waits until called at least {@code n} times (woken by each call, no polling).
      *
+     * @param n the number of calls to wait for (counted since the provider was made)
+     * @param timeoutMillis how long to wait at most, in milliseconds
      * @return whether it was, within {@code timeoutMillis}
+     * @throws InterruptedException if the thread is interrupted while waiting
      */
     public synchronized boolean awaitCalls(int n, long timeoutMillis) throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
@@ -109,7 +121,11 @@ public final class EndpointProvider implements StorageOptionsProvider {
         return true;
     }
 
-    /** How often it was called. */
+    /**
+     * How often it was called.
+     *
+     * @return the number of calls so far, including those that failed
+     */
     public synchronized int calls() {
         return calls.size();
     }
@@ -123,7 +139,12 @@ public final class EndpointProvider implements StorageOptionsProvider {
         return new ArrayList<>(calls);
     }
 
-    /** The last exception it threw, or {@code null}. */
+    /**
+     * The last exception it threw.
+     *
+     * @return the last {@link CatalogDownException} thrown because of {@link #failWith(String)}, or
+     *     {@code null} if none was (failures of the endpoint itself are not recorded)
+     */
     public synchronized Exception lastThrown() {
         return lastThrown;
     }

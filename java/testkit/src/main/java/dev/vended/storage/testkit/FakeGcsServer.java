@@ -45,8 +45,10 @@ public final class FakeGcsServer implements AutoCloseable {
     }
 
     /**
-     * Starts fake-gcs-server from {@link EmulatorProcess#tool(String)} and its proxy.
+     * Starts fake-gcs-server from {@link EmulatorProcess#tool(String)} ({@link #TOOL}) and its
+     * proxy.
      *
+     * @return the running server; {@link #close()} stops it and the proxy
      * @throws IOException if it is not installed or does not start within 30 s
      */
     public static FakeGcsServer start() throws IOException {
@@ -56,6 +58,8 @@ public final class FakeGcsServer implements AutoCloseable {
     /**
      * Starts the fake-gcs-server binary {@code bin} on 127.0.0.1, a free port, and its proxy.
      *
+     * @param bin path of the fake-gcs-server binary
+     * @return the running server; {@link #close()} stops it and the proxy
      * @throws IOException if it does not start within 30 s
      */
     public static FakeGcsServer start(Path bin) throws IOException {
@@ -73,32 +77,58 @@ public final class FakeGcsServer implements AutoCloseable {
                         "server started"));
     }
 
-    /** The token-checking proxy's base URL: what stores use as {@code google_base_url}. */
+    /**
+     * The token-checking proxy's base URL: what stores use as {@code google_base_url}.
+     *
+     * @return {@code http://127.0.0.1:PORT} of the proxy
+     */
     public String url() {
         return proxy.url;
     }
 
-    /** fake-gcs-server's own URL (no token check). */
+    /**
+     * fake-gcs-server's own URL (no token check).
+     *
+     * @return {@code http://127.0.0.1:PORT} of the emulator
+     */
     public String emulatorUrl() {
         return process.url();
     }
 
-    /** How long fake-gcs-server took to listen. */
+    /**
+     * How long fake-gcs-server took to listen.
+     *
+     * @return the time from spawning the process to its "started" line
+     */
     public Duration startedIn() {
         return process.startedIn();
     }
 
-    /** The proxy (request counters, rejections, log). */
+    /**
+     * The proxy (request counters, rejections, log).
+     *
+     * @return the proxy in GCS mode, checking {@link #tokens()}
+     */
     public EmulatorProxy proxy() {
         return proxy;
     }
 
-    /** The tokens the proxy accepts. */
+    /**
+     * The tokens the proxy accepts.
+     *
+     * @return the live token registry; issue or revoke tokens through it
+     */
     public EmulatorProxy.Tokens tokens() {
         return tokens;
     }
 
-    /** {@code google_base_url} = {@link #url()} plus {@code credentials}. */
+    /**
+     * The options locating this server: {@code google_base_url} = {@link #url()}, plus {@code
+     * credentials}.
+     *
+     * @param credentials credential options to add, such as those of {@link TokenProvider#vend()}
+     * @return a new mutable map
+     */
     public Map<String, String> storeOptions(Map<String, String> credentials) {
         Map<String, String> o = new HashMap<>();
         o.put("google_base_url", url());
@@ -109,7 +139,10 @@ public final class FakeGcsServer implements AutoCloseable {
     /**
      * Creates {@code bucket} (JSON API, directly at the emulator).
      *
-     * @throws IOException if fake-gcs-server does not answer 2xx
+     * @param bucket the bucket's name (put into JSON unescaped: letters, digits, {@code -}, {@code
+     *     _}, {@code .} only)
+     * @throws IOException if fake-gcs-server cannot be reached or does not answer 2xx (also when
+     *     the thread is interrupted, with the interrupt flag set again)
      */
     public void createBucket(String bucket) throws IOException {
         HttpResponse<String> r;
@@ -129,7 +162,12 @@ public final class FakeGcsServer implements AutoCloseable {
         }
     }
 
-    /** A provider of this proxy's tokens living {@code ttl}. */
+    /**
+     * A provider of this proxy's tokens living {@code ttl}.
+     *
+     * @param ttl each token's lifetime
+     * @return a new provider issuing from {@link #tokens()}
+     */
     public TokenProvider tokenProvider(Duration ttl) {
         return new TokenProvider(tokens, ttl);
     }
@@ -144,13 +182,23 @@ public final class FakeGcsServer implements AutoCloseable {
         private final AtomicInteger calls = new AtomicInteger();
         private final List<String> vended = new CopyOnWriteArrayList<>();
 
-        /** A provider issuing from {@code tokens}, each living {@code ttl}. */
+        /**
+         * A provider issuing from {@code tokens}, each living {@code ttl}.
+         *
+         * @param tokens the registry the proxy checks
+         * @param ttl each token's lifetime
+         */
         public TokenProvider(EmulatorProxy.Tokens tokens, Duration ttl) {
             this.tokens = tokens;
             this.ttl = ttl;
         }
 
-        /** One credential set, not counted as a call. */
+        /**
+         * One credential set, not counted as a call (its token is kept).
+         *
+         * @return a new mutable map of {@code google_storage_token} and {@code expires_at_millis}
+         *     (epoch milliseconds, decimal)
+         */
         public Map<String, String> vend() {
             long expires = System.currentTimeMillis() + ttl.toMillis();
             String token = tokens.issue(expires);
@@ -161,12 +209,20 @@ public final class FakeGcsServer implements AutoCloseable {
             return o;
         }
 
-        /** Times {@link #fetchStorageOptions()} was called. */
+        /**
+         * Times {@link #fetchStorageOptions()} was called.
+         *
+         * @return the number of calls so far ({@link #vend()} not counted)
+         */
         public int calls() {
             return calls.get();
         }
 
-        /** Every token vended so far. */
+        /**
+         * Every token vended so far, for checking that none leaks.
+         *
+         * @return an immutable copy, oldest first
+         */
         public List<String> vended() {
             return List.copyOf(vended);
         }

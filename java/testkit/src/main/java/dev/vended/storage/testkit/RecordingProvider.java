@@ -24,7 +24,12 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
      */
     public record Vend(
             VendedCredentials credentials, long fetchedAtMillis, String thread, boolean daemon) {
-        /** Lifetime of the credentials at the moment they were vended. */
+        /**
+         * Lifetime of the credentials at the moment they were vended.
+         *
+         * @return {@code expiresAtMillis - fetchedAtMillis}, in milliseconds (negative if they were
+         *     already expired)
+         */
         public long lifetimeMillis() {
             return credentials.expiresAtMillis() - fetchedAtMillis;
         }
@@ -39,6 +44,12 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
     private final List<Vend> vends = new CopyOnWriteArrayList<>();
     private int calls;
 
+    /**
+     * A provider for the local endpoint: each vend is {@code server.options(credentials)} for the
+     * credentials of {@link #next()}.
+     *
+     * @param server the running endpoint, available to subclasses as {@link #server}
+     */
     protected RecordingProvider(LocalS3Server server) {
         this.server = server;
         this.endpointOptions = null;
@@ -56,7 +67,12 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
         this.endpointOptions = Map.copyOf(endpointOptions);
     }
 
-    /** Produces the next credential set. */
+    /**
+     * Produces the next credential set; called once per {@link #fetchStorageOptions()}.
+     *
+     * @return the credentials to vend, not {@code null}
+     * @throws IOException if they cannot be obtained (passed on to the caller, nothing recorded)
+     */
     protected abstract VendedCredentials next() throws IOException;
 
     @Override
@@ -76,15 +92,23 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
         return options;
     }
 
-    /** How often {@link #fetchStorageOptions()} was called. */
+    /**
+     * How often {@link #fetchStorageOptions()} was called.
+     *
+     * @return the number of calls so far, including those where {@link #next()} threw
+     */
     public synchronized int calls() {
         return calls;
     }
 
     /**
-     * Waits until the provider has been called at least {@code n} times.
+     * Waits until the provider has been called at least {@code n} times (woken by each call, no
+     * polling).
      *
+     * @param n the number of calls to wait for (counted since the provider was made)
+     * @param timeout how long to wait at most
      * @return whether it was, within {@code timeout}
+     * @throws InterruptedException if the thread is interrupted while waiting
      */
     public synchronized boolean awaitCalls(int n, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -98,17 +122,29 @@ public abstract class RecordingProvider implements StorageOptionsProvider {
         return true;
     }
 
-    /** Every successful vend, oldest first. */
+    /**
+     * Every successful vend, oldest first.
+     *
+     * @return an immutable copy
+     */
     public List<Vend> vends() {
         return List.copyOf(vends);
     }
 
-    /** Every credential set vended, oldest first. */
+    /**
+     * Every credential set vended, oldest first.
+     *
+     * @return an immutable list
+     */
     public List<VendedCredentials> vended() {
         return vends.stream().map(Vend::credentials).toList();
     }
 
-    /** Every access key id vended, oldest first. */
+    /**
+     * Every access key id vended, oldest first.
+     *
+     * @return an immutable list, one entry per vend (repeated if a key was vended twice)
+     */
     public List<String> vendedKeyIds() {
         return vends.stream().map(v -> v.credentials().accessKeyId()).toList();
     }

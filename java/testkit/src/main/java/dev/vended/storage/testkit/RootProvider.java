@@ -37,7 +37,12 @@ public final class RootProvider implements StorageOptionsProvider {
         return AdminClient.rootOptions(endpoint, 0);
     }
 
-    /** One line per call, oldest first. */
+    /**
+     * One line per call, oldest first.
+     *
+     * @return a copy; each line is {@code THREAD contextLoader=own|OTHER}, where {@code own} means
+     *     the thread's context class loader was this class's loader
+     */
     public synchronized List<String> callLog() {
         return new ArrayList<>(calls);
     }

@@ -18,7 +18,13 @@ public final class ScriptedProvider implements StorageOptionsProvider {
     /** One answer of the provider. */
     @FunctionalInterface
     public interface Step {
-        /** Returns options, returns null, or throws. */
+        /**
+         * Produces one answer of {@link ScriptedProvider#fetchStorageOptions()}.
+         *
+         * @return the storage options to vend, or {@code null} (passed on as the provider's answer)
+         * @throws Exception whatever the step means to throw; the provider records it in {@link
+         *     ScriptedProvider#thrown()} and throws it on
+         */
         Map<String, String> fetch() throws Exception;
     }
 
@@ -28,7 +34,11 @@ public final class ScriptedProvider implements StorageOptionsProvider {
     private Step otherwise;
     private int calls;
 
-    /** Creates a provider that runs {@code steps} once each, then the last one forever. */
+    /**
+     * Creates a provider that runs {@code steps} once each, then the last one forever.
+     *
+     * @param steps the answers, in order; with none, every call returns {@code null}
+     */
     public ScriptedProvider(Step... steps) {
         for (Step s : steps) {
             queue.add(s);
@@ -36,19 +46,35 @@ public final class ScriptedProvider implements StorageOptionsProvider {
         otherwise = steps.length == 0 ? () -> null : steps[steps.length - 1];
     }
 
-    /** Queues one more step. */
+    /**
+     * Queues one more step, after those already queued.
+     *
+     * @param step the answer to give once
+     * @return this provider, for chaining
+     */
     public synchronized ScriptedProvider then(Step step) {
         queue.add(step);
         return this;
     }
 
-    /** Sets what the provider does once the queue is empty. */
+    /**
+     * Sets what the provider does once the queue is empty (replacing the last constructor step).
+     *
+     * @param step the answer to give on every call after the queued ones
+     * @return this provider, for chaining
+     */
     public synchronized ScriptedProvider otherwise(Step step) {
         this.otherwise = step;
         return this;
     }
 
-    /** A step that throws {@code t} (an Exception or an Error). */
+    /**
+     * A step that throws {@code t}.
+     *
+     * @param t an {@link Exception} or an {@link Error}, thrown as is (the same instance on every
+     *     run); any other {@link Throwable} makes the step throw {@link ClassCastException}
+     * @return the step
+     */
     public static Step throwing(Throwable t) {
         return () -> {
             if (t instanceof Exception e) {
@@ -79,22 +105,43 @@ public final class ScriptedProvider implements StorageOptionsProvider {
         }
     }
 
-    /** How often the provider was called. */
+    /**
+     * How often the provider was called.
+     *
+     * @return the number of calls of {@link #fetchStorageOptions()} so far, including those that
+     *     threw
+     */
     public synchronized int calls() {
         return calls;
     }
 
-    /** Names of the threads that called it, in order. */
+    /**
+     * Names of the threads that called it, in order.
+     *
+     * @return an immutable copy, one entry per call: the thread's name, followed by {@code
+     *     " (daemon)"} for a daemon thread
+     */
     public synchronized List<String> threads() {
         return List.copyOf(threads);
     }
 
-    /** Everything it threw, in order. */
+    /**
+     * Everything it threw, in order.
+     *
+     * @return an immutable copy of the exceptions and errors the steps threw, oldest first
+     */
     public synchronized List<Throwable> thrown() {
         return List.copyOf(thrown);
     }
 
-    /** Waits until called at least {@code n} times; returns whether it was within timeout. */
+    /**
+     * Waits until called at least {@code n} times (woken by each call, no polling).
+     *
+     * @param n the number of calls to wait for (counted since the provider was made)
+     * @param timeout how long to wait at most
+     * @return whether it was called {@code n} times within {@code timeout}
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
     public synchronized boolean awaitCalls(int n, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (calls < n) {

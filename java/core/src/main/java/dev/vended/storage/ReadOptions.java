@@ -17,12 +17,12 @@ public final class ReadOptions {
     public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
 
     private static final ReadOptions DEFAULTS =
-            new ReadOptions(DEFAULT_BLOCK_SIZE, true, true, false, -1L, null);
+            new ReadOptions(DEFAULT_BLOCK_SIZE, true, true, ReadPolicy.ADAPTIVE, -1L, null);
 
     private final int blockSize;
     private final boolean pinETag;
     private final boolean readAhead;
-    private final boolean streaming;
+    private final ReadPolicy policy;
     private final long knownLength;
     private final String knownETag;
 
@@ -30,19 +30,20 @@ public final class ReadOptions {
             int blockSize,
             boolean pinETag,
             boolean readAhead,
-            boolean streaming,
+            ReadPolicy policy,
             long knownLength,
             String knownETag) {
         this.blockSize = blockSize;
         this.pinETag = pinETag;
         this.readAhead = readAhead;
-        this.streaming = streaming;
+        this.policy = policy;
         this.knownLength = knownLength;
         this.knownETag = knownETag;
     }
 
     /**
-     * The defaults: 1 MiB blocks, ETag pinned, read-ahead on, length from one HEAD at open.
+     * The defaults: 1 MiB blocks, ETag pinned, read-ahead on, {@link ReadPolicy#ADAPTIVE}, length
+     * from one HEAD at open.
      *
      * @return the default options
      */
@@ -61,7 +62,7 @@ public final class ReadOptions {
         if (bytes < 1) {
             throw new IllegalArgumentException("blockSize must be at least 1 byte: " + bytes);
         }
-        return new ReadOptions(bytes, pinETag, readAhead, streaming, knownLength, knownETag);
+        return new ReadOptions(bytes, pinETag, readAhead, policy, knownLength, knownETag);
     }
 
     /**
@@ -73,11 +74,12 @@ public final class ReadOptions {
      * @return a copy with the setting
      */
     public ReadOptions withPinnedETag(boolean pin) {
-        return new ReadOptions(blockSize, pin, readAhead, streaming, knownLength, knownETag);
+        return new ReadOptions(blockSize, pin, readAhead, policy, knownLength, knownETag);
     }
 
     /**
-     * Whether sequential stream reads keep the ranged GET of the next block in flight while the
+     * Whether sequential ranged block reads ({@link ReadPolicy#RANDOM}, or {@link
+     * ReadPolicy#ADAPTIVE} once switched) keep the ranged GET of the next block in flight while the
      * caller consumes the current one (default {@code true}); see {@link
      * SeekableObjectInputStream}. A stream then holds at most two blocks ({@code 2 * blockSize()}
      * bytes). Turn it off for purely random access, where a prefetch would be a wasted request.
@@ -86,31 +88,34 @@ public final class ReadOptions {
      * @return a copy with the setting
      */
     public ReadOptions withReadAhead(boolean readAhead) {
-        return new ReadOptions(blockSize, pinETag, readAhead, streaming, knownLength, knownETag);
+        return new ReadOptions(blockSize, pinETag, readAhead, policy, knownLength, knownETag);
     }
 
     /**
-     * Whether sequential stream reads take their bytes from ONE streaming GET per sequential run
-     * instead of one ranged GET per block (default {@code false}). A read (or read-ahead) that
-     * starts where the previous stream read ended continues the GET already open, which runs from
-     * that offset to the end of the object and keeps streaming into the socket buffer between
-     * reads; a seek elsewhere closes it, and the next sequential run opens a new one, signed with
-     * the credential current then. Positioned reads and the first read after open or a seek still
-     * send one ranged GET for their block (a Parquet footer read opens no long GET).
+     * Sets how stream reads become requests (default {@link ReadPolicy#ADAPTIVE}: one streaming
+     * GET per sequential run until the first backward seek or positioned read elsewhere, then
+     * ranged block reads); see {@link ReadPolicy} for each policy and its consistency with a
+     * pinned ETag.
      *
-     * <p>This is how long scans reach the link's rate: one request instead of one per block.
-     * The read-ahead is then native, replacing {@link #withReadAhead}'s prefetch: the open GET is
-     * received up to 8 MiB (plus one network chunk) ahead of the reader, so a stream holds one
-     * block in Java and at most about 8 MiB natively. The difference in consistency: with a pinned ETag, a GET
-     * already open keeps delivering the version it started on (the endpoint serves one version
-     * per GET), so an object replaced mid-run fails with {@link PreconditionFailedException} only
-     * at the next GET (after a seek), not at the next block.
+     * @param policy the policy, not {@code null}
+     * @return a copy with the policy set
+     * @throws NullPointerException if {@code policy} is {@code null}
+     */
+    public ReadOptions withReadPolicy(ReadPolicy policy) {
+        java.util.Objects.requireNonNull(policy, "policy");
+        return new ReadOptions(blockSize, pinETag, readAhead, policy, knownLength, knownETag);
+    }
+
+    /**
+     * Shorthand for {@link #withReadPolicy}, kept from before policies existed: {@code true} sets
+     * {@link ReadPolicy#SEQUENTIAL}, {@code false} sets {@link ReadPolicy#RANDOM} (neither is the
+     * default {@link ReadPolicy#ADAPTIVE}, which already streams scans).
      *
-     * @param streaming {@code true} to stream sequential runs
-     * @return a copy with the setting
+     * @param streaming {@code true} to stream every sequential run
+     * @return a copy with the policy set
      */
     public ReadOptions withSequentialStreaming(boolean streaming) {
-        return new ReadOptions(blockSize, pinETag, readAhead, streaming, knownLength, knownETag);
+        return withReadPolicy(streaming ? ReadPolicy.SEQUENTIAL : ReadPolicy.RANDOM);
     }
 
     /**
@@ -126,7 +131,7 @@ public final class ReadOptions {
         if (length < 0) {
             throw new IllegalArgumentException("length must not be negative: " + length);
         }
-        return new ReadOptions(blockSize, pinETag, readAhead, streaming, length, eTag);
+        return new ReadOptions(blockSize, pinETag, readAhead, policy, length, eTag);
     }
 
     /**
@@ -157,12 +162,21 @@ public final class ReadOptions {
     }
 
     /**
-     * Whether sequential runs are read from one streaming GET each.
+     * How stream reads become requests.
      *
-     * @return {@code true} when on
+     * @return the policy
+     */
+    public ReadPolicy readPolicy() {
+        return policy;
+    }
+
+    /**
+     * Whether sequential runs are read from one streaming GET each, at least at first.
+     *
+     * @return {@code true} unless the policy is {@link ReadPolicy#RANDOM}
      */
     public boolean sequentialStreaming() {
-        return streaming;
+        return policy != ReadPolicy.RANDOM;
     }
 
     /**
@@ -186,8 +200,8 @@ public final class ReadOptions {
                 + pinETag
                 + ", readAhead="
                 + readAhead
-                + ", sequentialStreaming="
-                + streaming
+                + ", readPolicy="
+                + policy
                 + ", knownLength="
                 + knownLength
                 + "}";

@@ -23,31 +23,28 @@ import java.util.Objects;
  *
  * <p><b>Sequential prefetch.</b> With {@link ReadOptions#readAhead()} (the default), once stream
  * reads are sequential (a read that needs new bytes starts exactly where the previous stream read
- * ended, e.g. the position reached the end of the current block), the ranged GET of the NEXT
- * block (same block size, same pinned ETag) is sent on a background thread while the caller
- * consumes the current bytes, into a second buffer that becomes the current block when the
- * position reaches it. At most one prefetch per stream is in flight, so a stream holds at most two
- * blocks. A {@link #seek}/{@link #skip} outside the current and the prefetched block discards the
- * prefetch (a GET already sent completes on its thread and its bytes are dropped; one not started
- * is never sent). A prefetch still queued when its bytes are needed while every pool thread is
- * busy is taken back and read on the caller's thread, so a read never waits behind other
- * streams' prefetches.
- * A failed prefetch throws its exception (same type as a direct read: {@link
- * PreconditionFailedException}, {@link EOFException}, ...) at the read that needs those bytes, and
- * not before. Positioned reads ({@link #readFully(long, byte[], int, int)}) neither start nor use
- * a prefetch. Prefetches run on one process-wide pool of at most {@link #READ_AHEAD_THREADS}
- * daemon threads named {@code vended-storage-readahead-N} that exit after 30 s idle.
+ * ended), the ranged GET of the NEXT block (same size, same pinned ETag) is sent on a background
+ * thread while the caller consumes the current one, into a second buffer that becomes the current
+ * block when the position reaches it: at most one prefetch is in flight, so a stream holds at most
+ * two blocks. A {@link #seek}/{@link #skip} outside both blocks discards the prefetch (a GET
+ * already sent completes and its bytes are dropped; one not started is never sent). A prefetch
+ * still queued when its bytes are needed while every pool thread is busy is read on the caller's
+ * thread instead. A failed prefetch throws its exception (same type as a direct read: {@link
+ * PreconditionFailedException}, {@link EOFException}, ...) at the read that needs those bytes, not
+ * before. Positioned reads neither start nor use a prefetch. Prefetches run on one process-wide
+ * pool of at most {@link #READ_AHEAD_THREADS} daemon threads named {@code
+ * vended-storage-readahead-N} that exit after 30 s idle.
  *
- * <p><b>Sequential streaming.</b> With {@link ReadOptions#withSequentialStreaming} (off by
- * default), sequential stream reads take their bytes from one streaming GET per sequential run
- * (from the first sequential read's offset to the end of the object) instead of one ranged GET per
- * block; blocks then start where the run is instead of being shifted to the object's end. The
- * read-ahead is then native (the GET is received up to 8 MiB ahead of the reader) and no Java
- * prefetch runs. Positioned reads and non-sequential reads are unchanged. See {@link
- * ReadOptions#withSequentialStreaming} for the consistency difference.
+ * <p><b>Read policy.</b> The above is {@link ReadPolicy#RANDOM}. With {@link
+ * ReadPolicy#SEQUENTIAL}, sequential stream reads (the first read at offset 0 included) instead
+ * take their bytes from one streaming GET per run, to the end of the object, received natively up
+ * to 8 MiB ahead (no Java prefetch; blocks start where the run is). The default {@link
+ * ReadPolicy#ADAPTIVE} starts as SEQUENTIAL and switches for good to RANDOM at the first backward
+ * {@link #seek} or positioned read not at {@link #getPos()}. Positioned reads are ranged always.
  *
  * <p><b>Consistency.</b> By default the stream is pinned to the ETag the object had at open: if the
- * object is replaced, the next request fails with {@link PreconditionFailedException}.
+ * object is replaced, the next request fails with {@link PreconditionFailedException} (a
+ * streaming GET already open keeps serving its version; see {@link ReadPolicy}).
  *
  * <p>Not thread-safe: use one stream per thread (opening one costs a HEAD, or nothing with {@link
  * ReadOptions#withKnownLength}). Closing is idempotent; every read after {@link #close()} throws
@@ -67,16 +64,20 @@ public final class SeekableObjectInputStream extends InputStream {
     private final String path;
     private final long length;
     private final boolean readAhead;
+    /** {@link ReadPolicy#ADAPTIVE} and not yet switched to ranged reads. */
+    private boolean adaptive;
+    /** Sequential runs come from {@link #sequentialGet} (until an adaptive switch). */
+    private boolean streaming;
     /** The ranged GETs (pinned to the ETag when asked) and their count. */
     private final RangeReads reads;
-    /** The streaming GET of sequential runs, or {@code null} when off. */
+    /** The streaming GET of sequential runs, or {@code null} with {@link ReadPolicy#RANDOM}. */
     private final SequentialGet sequentialGet;
     /** The current block; swapped with the read-ahead's spare buffer when a prefetch is taken. */
     private byte[] block;
     /** The prefetch of the next block (unused with streaming or without read-ahead). */
     private final ReadAhead prefetches;
     /** Object offset right after the last stream (not positioned) read; -1 before the first. */
-    private long lastReadEnd = -1L;
+    private long lastReadEnd;
 
     /** Object offset of {@code block[0]}. */
     private long blockStart;
@@ -96,6 +97,9 @@ public final class SeekableObjectInputStream extends InputStream {
                 options.sequentialStreaming() && length > 0
                         ? new SequentialGet(store, path, length, ifMatch)
                         : null;
+        this.streaming = sequentialGet != null;
+        this.adaptive = streaming && options.readPolicy() == ReadPolicy.ADAPTIVE;
+        this.lastReadEnd = streaming ? 0L : -1L; // streaming: a first read at 0 opens the run
         this.block = new byte[(int) Math.min(options.blockSize(), Math.max(1L, length))];
         this.prefetches = new ReadAhead(reads, path, block.length);
     }
@@ -130,7 +134,8 @@ public final class SeekableObjectInputStream extends InputStream {
     /**
      * Moves the position. Seeking within the current block costs nothing; the next read after a
      * seek elsewhere sends one request. A seek outside the current and the prefetched block
-     * discards the prefetch.
+     * discards the prefetch. With {@link ReadPolicy#ADAPTIVE}, a backward seek switches the
+     * stream to ranged reads for good.
      *
      * @param newPos the new position, from {@code 0} to {@link #length()} inclusive (at {@code
      *     length()} every read returns {@code -1})
@@ -144,13 +149,12 @@ public final class SeekableObjectInputStream extends InputStream {
         }
         if (newPos > length) {
             throw new EOFException(
-                    "cannot seek to position "
-                            + newPos
-                            + " past the end of "
-                            + path
-                            + " ("
-                            + length
-                            + " bytes)");
+                    String.format(
+                            "cannot seek to position %d past the end of %s (%d bytes)",
+                            newPos, path, length));
+        }
+        if (adaptive && newPos < pos) {
+            switchToRanged();
         }
         pos = newPos;
         discardPrefetchUnlessNear(newPos);
@@ -231,7 +235,7 @@ public final class SeekableObjectInputStream extends InputStream {
                 } else if (takePrefetch(p)) {
                     loaded = true;
                     sequential = true;
-                } else if (sequential && sequentialGet != null) {
+                } else if (sequential && streaming) {
                     reads.counted();
                     int k = sequentialGet.read(p, dst, dst.position() + done, n - done);
                     if (k < n - done) {
@@ -258,7 +262,9 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /**
      * Reads exactly {@code len} bytes at {@code position} without moving the stream's position
-     * (positioned read, as Hadoop's {@code PositionedReadable}).
+     * (positioned read, as Hadoop's {@code PositionedReadable}), with ranged GETs. With {@link
+     * ReadPolicy#ADAPTIVE}, one at a position other than {@link #getPos()} switches the stream to
+     * ranged reads for good.
      *
      * @param position the object offset of the first byte
      * @param b the destination
@@ -277,15 +283,12 @@ public final class SeekableObjectInputStream extends InputStream {
         }
         if (position > length - len) {
             throw new EOFException(
-                    "cannot read "
-                            + len
-                            + " bytes at position "
-                            + position
-                            + ": past the end of "
-                            + path
-                            + " ("
-                            + length
-                            + " bytes)");
+                    String.format(
+                            "cannot read %d bytes at position %d: past the end of %s (%d bytes)",
+                            len, position, path, length));
+        }
+        if (adaptive && position != pos) {
+            switchToRanged();
         }
         if (len > 0) {
             readAt(position, b, off, len);
@@ -346,15 +349,9 @@ public final class SeekableObjectInputStream extends InputStream {
 
     @Override
     public String toString() {
-        return "SeekableObjectInputStream{path="
-                + path
-                + ", length="
-                + length
-                + ", pos="
-                + pos
-                + ", closed="
-                + closed
-                + "}";
+        return String.format(
+                "SeekableObjectInputStream{path=%s, length=%d, pos=%d, closed=%b}",
+                path, length, pos, closed);
     }
 
     /** Native range requests made so far (tests: small reads must not cross JNI each). */
@@ -475,7 +472,7 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /** Start of the block read for {@code p}; see {@link #fill}. */
     private long blockFor(long p, boolean sequential) {
-        if (sequential && sequentialGet != null) {
+        if (sequential && streaming) {
             return p;
         }
         return Math.max(0L, Math.min(p, length - block.length));
@@ -486,7 +483,7 @@ public final class SeekableObjectInputStream extends InputStream {
      * streaming is on, else with ranged GETs.
      */
     private void fetch(long p, byte[] b, int off, int n, boolean sequential) throws IOException {
-        if (!sequential || sequentialGet == null) {
+        if (!sequential || !streaming) {
             reads.read(p, b, off, n);
             return;
         }
@@ -500,10 +497,17 @@ public final class SeekableObjectInputStream extends InputStream {
     // ---------------------------------------------------------------------------------------
     // Read-ahead (the machinery is in ReadAhead)
 
+    /** {@link ReadPolicy#ADAPTIVE}: from now on ranged reads, with the read-ahead if on. */
+    private void switchToRanged() {
+        adaptive = false;
+        streaming = false;
+        sequentialGet.close();
+    }
+
     /** Sends the GET of the block starting at {@code next} (shifted like {@link #fill}). */
     private void startPrefetch(long next) {
         // With streaming, the read-ahead is native (the open GET is received ahead of the reader).
-        if (!readAhead || sequentialGet != null || closed || next >= length) {
+        if (!readAhead || streaming || closed || next >= length) {
             return;
         }
         long start = blockFor(next, true);

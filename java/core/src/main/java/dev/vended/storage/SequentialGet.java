@@ -6,9 +6,9 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One streaming GET per sequential run of a {@link SeekableObjectInputStream} (with {@link
- * ReadOptions#withSequentialStreaming}): a read at the offset where the previous one ended takes
- * the next bytes of the GET already open; a read anywhere else closes it and opens {@code [p,
- * length)} with a new GET, signed with the credential current at that moment and pinned to the
+ * ReadPolicy#SEQUENTIAL}, or {@link ReadPolicy#ADAPTIVE} until it switches): a read at the offset
+ * where the previous one ended takes the next bytes of the GET already open; a read anywhere else
+ * closes it and opens {@code [p, length)} with a new GET, signed with the credential current at that moment and pinned to the
  * stream's ETag. Between reads a native task keeps receiving the GET, up to 8 MiB ahead of the
  * reader (the read-ahead; no Java-side buffer beyond the caller's).
  *

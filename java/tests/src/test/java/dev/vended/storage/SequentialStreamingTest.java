@@ -18,9 +18,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link ReadOptions#withSequentialStreaming}: one streaming GET per sequential run against the
- * signing endpoint; bytes equal, GET counts per run, seeks, positioned reads, direct buffers,
- * close, and a replaced object.
+ * {@link ReadPolicy#SEQUENTIAL} ({@link ReadOptions#withSequentialStreaming}): one streaming GET
+ * per sequential run against the signing endpoint; bytes equal, GET counts per run, seeks,
+ * positioned reads, direct buffers, close, and a replaced object. {@link ReadPolicy#ADAPTIVE}
+ * (the default): a scan is one GET; a footer read then a backward seek, or a positioned read
+ * elsewhere, switches to ranged block reads.
  */
 @Timeout(120)
 class SequentialStreamingTest {
@@ -81,8 +83,8 @@ class SequentialStreamingTest {
                     assertEquals(1, in.streamingGets(), "readAhead " + readAhead);
                 }
             }
-            // Per stream: the first block's ranged GET, then one streaming GET for the rest.
-            assertEquals(before + 4, gets("run/o"));
+            // Per stream: one streaming GET from offset 0 to the end.
+            assertEquals(before + 2, gets("run/o"));
         }
     }
 
@@ -122,8 +124,8 @@ class SequentialStreamingTest {
             store.put("o", data);
             try (SeekableObjectInputStream in = store.openInput("o", streaming())) {
                 byte[] b = new byte[BLOCK + 17];
-                in.readNBytes(b, 0, b.length);
-                in.readNBytes(b, 0, b.length); // sequential: the run's GET opens
+                in.readNBytes(b, 0, b.length); // at 0 of a new stream: the run's GET opens
+                in.readNBytes(b, 0, b.length); // sequential: the same GET
                 assertArrayEquals(Arrays.copyOfRange(data, b.length, 2 * b.length), b);
                 assertEquals(1, in.streamingGets());
 
@@ -175,6 +177,104 @@ class SequentialStreamingTest {
                 store.put("o", random(8 * BLOCK, 6));
                 in.seek(5L * BLOCK); // a new run needs new requests: If-Match fails
                 assertThrows(PreconditionFailedException.class, () -> in.readNBytes(b, 0, 10));
+            }
+        }
+    }
+
+    @Test
+    void adaptiveIsTheDefaultAndAScanIsOneGet() throws Exception {
+        assertEquals(ReadPolicy.ADAPTIVE, ReadOptions.defaults().readPolicy());
+        assertEquals(
+                ReadPolicy.RANDOM,
+                ReadOptions.defaults().withSequentialStreaming(false).readPolicy());
+        assertEquals(ReadPolicy.SEQUENTIAL, streaming().readPolicy());
+        assertThrows(NullPointerException.class, () -> ReadOptions.defaults().withReadPolicy(null));
+        try (ObjectStore store = store("adaptive-scan")) {
+            byte[] data = random(40 * BLOCK + 123, 7);
+            store.put("o", data);
+            long before = gets("adaptive-scan/o");
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(BLOCK))) {
+                byte[] buf = new byte[10_000]; // smaller than a block, not aligned
+                byte[] out = new byte[data.length];
+                int at = 0;
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    System.arraycopy(buf, 0, out, at, n);
+                    at += n;
+                }
+                assertEquals(data.length, at);
+                assertArrayEquals(data, out);
+                assertEquals(1, in.streamingGets());
+                assertEquals(0, in.prefetchesUsed());
+            }
+            assertEquals(before + 1, gets("adaptive-scan/o"), "one GET for the whole scan");
+        }
+    }
+
+    @Test
+    void adaptiveFooterThenBackwardSeekSwitchesToRangedReads() throws Exception {
+        try (ObjectStore store = store("adaptive-footer")) {
+            byte[] data = random(20 * BLOCK + 5, 8);
+            int len = data.length;
+            store.put("o", data);
+            long before = gets("adaptive-footer/o");
+            ReadOptions options =
+                    ReadOptions.defaults().withBlockSize(BLOCK).withReadAhead(false);
+            try (SeekableObjectInputStream in = store.openInput("o", options)) {
+                byte[] tail = new byte[8];
+                in.seek(len - 8); // forward: no switch; a new run's first read is one ranged GET
+                in.readNBytes(tail, 0, 8);
+                assertArrayEquals(Arrays.copyOfRange(data, len - 8, len), tail);
+                assertEquals(before + 1, gets("adaptive-footer/o"));
+                byte[] footer = new byte[5000];
+                in.seek(len - 8 - footer.length); // backward: ranged reads from now on
+                in.readNBytes(footer, 0, footer.length); // from the last block: no GET
+                assertArrayEquals(Arrays.copyOfRange(data, len - 5008, len - 8), footer);
+                assertEquals(before + 1, gets("adaptive-footer/o"));
+
+                in.seek(2L * BLOCK + 7); // a column chunk larger than a block: one ranged GET
+                byte[] chunk = new byte[3 * BLOCK + 11];
+                in.readNBytes(chunk, 0, chunk.length);
+                assertArrayEquals(Arrays.copyOfRange(data, 2 * BLOCK + 7, 5 * BLOCK + 18), chunk);
+                assertEquals(before + 2, gets("adaptive-footer/o"));
+                // Sequential small reads go on block by block (one ranged GET per block).
+                byte[] small = new byte[2 * BLOCK];
+                for (int at = 0; at < small.length; ) {
+                    at += in.read(small, at, Math.min(10_000, small.length - at));
+                }
+                assertArrayEquals(Arrays.copyOfRange(data, 5 * BLOCK + 18, 7 * BLOCK + 18), small);
+                assertEquals(before + 4, gets("adaptive-footer/o"));
+                assertEquals(0, in.streamingGets(), "no streaming GET after the switch");
+            }
+        }
+    }
+
+    @Test
+    void adaptivePositionedReadElsewhereEndsStreamingAndReadAheadTakesOver() throws Exception {
+        try (ObjectStore store = store("adaptive-pread")) {
+            byte[] data = random(24 * BLOCK, 9);
+            store.put("o", data);
+            try (SeekableObjectInputStream in =
+                    store.openInput("o", ReadOptions.defaults().withBlockSize(BLOCK))) {
+                byte[] b = new byte[2 * BLOCK + 3];
+                in.readNBytes(b, 0, b.length);
+                in.readNBytes(b, 0, b.length);
+                assertArrayEquals(Arrays.copyOfRange(data, b.length, 2 * b.length), b);
+                assertEquals(1, in.streamingGets());
+                byte[] p = new byte[100];
+                in.readFully(20L * BLOCK, p); // elsewhere: ranged reads from now on
+                assertArrayEquals(Arrays.copyOfRange(data, 20 * BLOCK, 20 * BLOCK + 100), p);
+                byte[] rest = new byte[10 * BLOCK];
+                for (int at = 0; at < rest.length; ) {
+                    at += in.read(rest, at, Math.min(10_000, rest.length - at));
+                }
+                int from = 2 * b.length;
+                assertArrayEquals(Arrays.copyOfRange(data, from, from + rest.length), rest);
+                assertEquals(1, in.streamingGets(), "the switch opened no new streaming GET");
+                assertTrue(
+                        in.prefetchesUsed() + in.prefetchesTakenBack() > 0,
+                        "the read-ahead serves the ranged blocks");
             }
         }
     }

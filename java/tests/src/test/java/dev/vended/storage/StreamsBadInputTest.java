@@ -48,6 +48,11 @@ class StreamsBadInputTest {
         return ObjectStore.open("memory:///streams-" + UUID.randomUUID() + "/", null);
     }
 
+    /** The block path ({@link ReadPolicy#RANDOM}): what the read-ahead assertions test. */
+    private static ReadOptions ranged() {
+        return ReadOptions.defaults().withReadPolicy(ReadPolicy.RANDOM);
+    }
+
     private static byte[] random(int n, long seed) {
         byte[] b = new byte[n];
         new SplittableRandom(seed).nextBytes(b);
@@ -60,7 +65,7 @@ class StreamsBadInputTest {
             byte[] data = random(100_000, 1);
             store.put("o", data);
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(4096))) {
+                    store.openInput("o", ranged().withBlockSize(4096))) {
                 for (int i = 0; i < data.length; i++) {
                     assertEquals(data[i] & 0xff, in.read(), "byte " + i);
                 }
@@ -273,9 +278,7 @@ class StreamsBadInputTest {
             byte[] data = random(100_000, 11);
             store.put("o", data);
             try (SeekableObjectInputStream in =
-                    store.openInput(
-                            "o",
-                            ReadOptions.defaults().withBlockSize(4096).withReadAhead(false))) {
+                    store.openInput("o", ranged().withBlockSize(4096).withReadAhead(false))) {
                 byte[] back = new byte[data.length];
                 for (int i = 0; i < data.length; i++) {
                     back[i] = (byte) in.read();
@@ -299,7 +302,7 @@ class StreamsBadInputTest {
 
             // Mixed small reads (one byte, 100 KiB, odd sizes) through the block.
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(blockSize))) {
+                    store.openInput("o", ranged().withBlockSize(blockSize))) {
                 byte[] back = new byte[data.length];
                 int at = 0;
                 int[] sizes = {1, 100 << 10, 7, 65_537, 1};
@@ -322,7 +325,7 @@ class StreamsBadInputTest {
             // The benchmark's shape: reads of exactly one block (they bypass the block, but a
             // sequential run of them is served by the prefetch).
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(blockSize))) {
+                    store.openInput("o", ranged().withBlockSize(blockSize))) {
                 byte[] back = new byte[data.length];
                 int at = 0;
                 while (at < back.length) {
@@ -337,7 +340,7 @@ class StreamsBadInputTest {
 
             // Direct ByteBuffers, 64 KiB at a time.
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(blockSize))) {
+                    store.openInput("o", ranged().withBlockSize(blockSize))) {
                 ByteBuffer direct = ByteBuffer.allocateDirect(data.length);
                 while (direct.hasRemaining()) {
                     ByteBuffer slice = direct.slice();
@@ -360,7 +363,7 @@ class StreamsBadInputTest {
             byte[] data = random(100_000, 13);
             store.put("o", data);
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(4096))) {
+                    store.openInput("o", ranged().withBlockSize(4096))) {
                 byte[] b = new byte[5000];
                 assertEquals(100, in.read(b, 0, 100)); // block 0
                 assertFalse(in.prefetchPending(), "the first read is not sequential");
@@ -415,7 +418,7 @@ class StreamsBadInputTest {
             byte[] data = random(100_000, 14);
             store.put("o", data);
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(4096))) {
+                    store.openInput("o", ranged().withBlockSize(4096))) {
                 byte[] b = new byte[1000];
                 for (int p = 0; p + b.length <= 40_000; p += b.length) {
                     in.readFully(p, b);
@@ -436,7 +439,7 @@ class StreamsBadInputTest {
             byte[] data = random(6 * bs, 15);
             store.put("o", data);
             try (SeekableObjectInputStream in =
-                    store.openInput("o", ReadOptions.defaults().withBlockSize(bs))) {
+                    store.openInput("o", ranged().withBlockSize(bs))) {
                 assertEquals(data[0] & 0xff, in.read()); // block 0
                 byte[] b = new byte[bs];
                 assertEquals(bs, in.readNBytes(b, 0, bs)); // block 1, sequential: prefetch 2
@@ -480,7 +483,7 @@ class StreamsBadInputTest {
             store.put("o", data);
             for (int round = 0; round < 3; round++) {
                 SeekableObjectInputStream in =
-                        store.openInput("o", ReadOptions.defaults().withBlockSize(bs));
+                        store.openInput("o", ranged().withBlockSize(bs));
                 assertEquals(data[0] & 0xff, in.read()); // block 0
                 byte[] b = new byte[bs];
                 assertEquals(bs, in.readNBytes(b, 0, bs)); // block 1, sequential: prefetch 2

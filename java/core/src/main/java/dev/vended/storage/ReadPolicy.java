@@ -1,0 +1,44 @@
+package dev.vended.storage;
+
+/**
+ * How a {@link SeekableObjectInputStream} turns stream reads into requests ({@link
+ * ReadOptions#withReadPolicy}); positioned reads ({@link SeekableObjectInputStream#readFully(long,
+ * byte[], int, int)}) always send ranged GETs of whole blocks.
+ *
+ * <p>The two request shapes differ in consistency when the ETag is pinned (the default, {@link
+ * ReadOptions#withPinnedETag}): every ranged GET carries {@code If-Match}, so an object replaced
+ * while it is read fails with {@link PreconditionFailedException} at the next block. A streaming
+ * GET is checked once, when it is sent; the endpoint then serves the version it started on to the
+ * end, so a replaced object fails only at the next GET (after a seek, or a switch to ranged reads),
+ * and never mixes bytes of two versions either way.
+ */
+public enum ReadPolicy {
+
+    /**
+     * The default: starts as {@link #SEQUENTIAL} and switches permanently to {@link #RANDOM} at the
+     * first backward {@link SeekableObjectInputStream#seek seek} or positioned read at an offset
+     * other than the current position. A scan from the start is thus one GET; a Parquet-style
+     * reader, which reads the footer at the end first and then seeks back to the column chunks,
+     * gets ranged block reads from its second request on. A forward seek or {@code skip} ends the
+     * current run without switching. Like Hadoop S3A's {@code fadvise=adaptive}.
+     */
+    ADAPTIVE,
+
+    /**
+     * One streaming GET per sequential run: a stream read that starts where the previous one ended
+     * (or at offset 0 of a new stream) continues the GET already open, which runs to the end of the
+     * object and is received natively up to 8 MiB ahead of the reader; a read elsewhere closes it
+     * and opens a new one, signed with the credential current then. Best for scans (one request
+     * instead of one per block); a stream holds one block in Java and at most about 8 MiB natively.
+     */
+    SEQUENTIAL,
+
+    /**
+     * Ranged block reads: every stream read that needs new bytes sends one ranged GET of one block
+     * ({@link ReadOptions#blockSize()}), a block that would run past the end being shifted to end
+     * at the object's end (a footer read is one request), and sequential reads keep the GET of the
+     * next block in flight ({@link ReadOptions#withReadAhead}). Best for random access, where a long
+     * GET would mostly be wasted; a stream holds at most two blocks.
+     */
+    RANDOM
+}

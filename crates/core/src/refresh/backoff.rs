@@ -1,5 +1,6 @@
 //! The retry schedule after failures, written once: the credential refresher uses it between
-//! failed refreshes and [`crate::table`] between failed table opens.
+//! failed refreshes, and the table opener (`TableOpens` in `table.rs`, a layer above) between
+//! failed table opens.
 
 use super::config::millis;
 use super::RefreshConfig;

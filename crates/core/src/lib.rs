@@ -32,6 +32,7 @@
 
 pub mod catalog;
 pub mod cloud;
+mod driven;
 pub mod error;
 pub mod fingerprint;
 pub mod io;

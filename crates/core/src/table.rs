@@ -87,7 +87,7 @@ impl LanceNamespaceProvider {
 /// call; the answer seeds the credentials).
 ///
 /// # Errors
-/// [`Error::InvalidOption`](crate::Error::InvalidOption) (key `kind`) for a spec that is not a
+/// [`Error::InvalidOption`] (key `kind`) for a spec that is not a
 /// Lance Namespace table (an Iceberg table is opened at its location with
 /// [`CatalogSpec::provider`]), the errors of [`CatalogSpec::lance_provider`], and those of
 /// [`LanceNamespaceProvider::open_table`].

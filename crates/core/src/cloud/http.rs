@@ -4,7 +4,10 @@
 //!   per distinct set of transport options (timeouts, proxy, allow-http, certificates policy,
 //!   HTTP/2 settings...), so that opening a store builds no new `reqwest` client (which loads
 //!   the system certificate store, milliseconds) and stores to the same endpoint share
-//!   connections. At most [`MAX_CLIENTS`] clients are kept.
+//!   connections. At most [`MAX_CLIENTS`] clients are kept. A caller-driven read (the `io`
+//!   module's blocking reader) gets a connection of its own instead, from a client of
+//!   the same options that keeps no idle connection (HTTP/1.1), so that the connection lives on
+//!   the reader's runtime and closes with the response.
 //! - Server clock: every response's `Date` header (RFC 9110 §6.6.1 / RFC 7231 §7.1.1.2
 //!   IMF-fixdate, second precision) is reported to the store's credential refresher
 //!   ([`RefresherHandle::observe_server_time`]), which judges expiry by the endpoint's clock
@@ -16,11 +19,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use object_store::client::{
-    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse, HttpService,
+    ReqwestConnector,
 };
 use object_store::{ClientConfigKey, ClientOptions};
-use once_cell::sync::Lazy;
+use once_cell::sync::{Lazy, OnceCell};
 
+use crate::driven;
 use crate::refresh::RefresherHandle;
 
 /// Most distinct HTTP clients kept by [`SharedHttpConnector`] (least recently used dropped).
@@ -82,15 +87,24 @@ impl SharedHttpConnector {
 
 impl HttpConnector for SharedHttpConnector {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
-        let (_, shared) = shared_client(options)?;
-        Ok(match &self.observer {
-            Some(observer) => HttpClient::new(DateObservingService {
-                inner: shared,
-                observer: observer.clone(),
-            }),
-            None => shared,
-        })
+        let (_, pooled) = shared_client(options)?;
+        Ok(HttpClient::new(StoreHttpService {
+            pooled,
+            options: options.clone(),
+            own: OnceCell::new(),
+            observer: self.observer.clone(),
+        }))
     }
+}
+
+/// The client options for requests on connections of their own: the same transport settings,
+/// HTTP/1.1 (one request per connection, never multiplexed) and no idle connection kept.
+fn own_connection_options(options: &ClientOptions) -> ClientOptions {
+    options
+        .clone()
+        .with_config(ClientConfigKey::PoolMaxIdlePerHost, "0")
+        .with_config(ClientConfigKey::Http1Only, "true")
+        .with_config(ClientConfigKey::Http2Only, "false")
 }
 
 /// The shared client for `options` and its number (distinct clients have distinct numbers).
@@ -118,29 +132,49 @@ pub fn shared_client_count() -> u64 {
     CLIENTS.entry_count()
 }
 
-/// Passes requests to the shared client and reports each response's `Date` header to the
-/// store's refresher.
-struct DateObservingService {
-    inner: HttpClient,
-    observer: Arc<dyn RefresherHandle>,
+/// Passes requests to the shared client, or inside a caller-driven read (`crate::driven`) to
+/// the shared client that keeps no connection (each such request connects on the reader's own
+/// runtime and its connection closes with the response), and reports each response's `Date`
+/// header to the store's refresher, if it has one.
+struct StoreHttpService {
+    pooled: HttpClient,
+    /// The store's client options, for the client of caller-driven reads.
+    options: ClientOptions,
+    own: OnceCell<HttpClient>,
+    observer: Option<Arc<dyn RefresherHandle>>,
 }
 
-impl std::fmt::Debug for DateObservingService {
+impl std::fmt::Debug for StoreHttpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedHttpClient")
-            .field("provider", &self.observer.provider_id())
+            .field("provider", &self.observer.as_ref().map(|o| o.provider_id()))
             .finish_non_exhaustive()
     }
 }
 
+impl StoreHttpService {
+    fn client(&self) -> Result<&HttpClient, HttpError> {
+        if !driven::in_scope() {
+            return Ok(&self.pooled);
+        }
+        self.own.get_or_try_init(|| {
+            shared_client(&own_connection_options(&self.options))
+                .map(|(_, client)| client)
+                .map_err(|e| HttpError::new(HttpErrorKind::Connect, e))
+        })
+    }
+}
+
 #[async_trait]
-impl HttpService for DateObservingService {
+impl HttpService for StoreHttpService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let response = self.inner.execute(req).await?;
-        if let Some(server) = server_date_millis(response.headers()) {
-            if let Some(local) = epoch_millis(SystemTime::now()) {
-                // The header is truncated to the second; the refresher accounts for that.
-                self.observer.observe_server_time(server, local);
+        let response = self.client()?.execute(req).await?;
+        if let Some(observer) = &self.observer {
+            if let Some(server) = server_date_millis(response.headers()) {
+                if let Some(local) = epoch_millis(SystemTime::now()) {
+                    // The header is truncated to the second; the refresher accounts for that.
+                    observer.observe_server_time(server, local);
+                }
             }
         }
         Ok(response)

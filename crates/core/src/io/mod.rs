@@ -8,7 +8,7 @@
 //! | call | what it does |
 //! |---|---|
 //! | [`VendedStore::read_range`] | one ranged GET as an [`ObjectBody`] (chunks as they arrive) |
-//! | [`ObjectBody::read_ahead`] | the same body received ahead of its reader by a task, within a byte budget |
+//! | [`BlockingObjectReader`] | one ranged GET read by blocking calls, its connection driven by the reading thread |
 //! | [`VendedStore::read_range_into`] | one ranged GET into a caller's `&mut [u8]` (one copy) |
 //! | [`VendedStore::get_body`] / [`VendedStore::get_into`] | a whole object, streamed / into a presized buffer |
 //! | [`VendedStore::get_ranges`] | several ranges of one object (`object_store` coalesces close ones) |
@@ -21,15 +21,15 @@
 //! to the store's URI prefix, as for [`VendedStore::get`]. Writes, copies, renames and deletes
 //! made here drop the written paths from the store's [`Session`](crate::Session) caches.
 
+mod blocking;
 mod list;
 mod ops;
 mod read;
-mod read_ahead;
 mod write;
 
+pub use blocking::BlockingObjectReader;
 pub use list::{DelimitedListing, ObjectLister};
 pub use read::ObjectBody;
-pub use read_ahead::ReadAheadBody;
 pub use write::{ObjectWriter, WriteMode, WriteResult, WriterOptions};
 
 use object_store::path::Path;

@@ -349,37 +349,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn read_ahead_delivers_every_byte_in_order_within_its_budget() {
-        for budget in [0, 1, 4, 1 << 20] {
-            let mut b = body(&[b"abcdef", b"gh", b"ijk"]).read_ahead(budget);
-            let mut out = Vec::new();
-            while let Some(c) = b.next_chunk_max(3).await.unwrap() {
-                assert!(c.len() <= 3);
-                out.extend_from_slice(&c);
-            }
-            assert_eq!(out, b"abcdefghijk", "budget {budget}");
-        }
-    }
-
-    #[tokio::test]
-    async fn read_ahead_returns_the_budget_of_split_chunks() {
-        // 200 chunks of 3 bytes read 2 at a time through a 4-byte budget: a permit lost on a
-        // split chunk would stall the receiving task long before the end.
-        const CHUNKS: [&[u8]; 200] = [b"xyz"; 200];
-        let mut b = body(&CHUNKS).read_ahead(4);
-        let mut n = 0;
-        let read = async {
-            while let Some(c) = b.next_chunk_max(2).await.unwrap() {
-                n += c.len();
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(30), read)
-            .await
-            .expect("the read-ahead stalled");
-        assert_eq!(n, 600);
-    }
-
-    #[tokio::test]
     async fn read_into_then_next_chunk_continue_where_it_stopped() {
         let mut b = body(&[b"abcdef"]);
         let mut buf = [0u8; 2];

@@ -150,25 +150,25 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             cur.credential.is_some() && cur.number == self.inner.invalidated.load(Ordering::SeqCst);
         let inner = self.inner.clone();
         let provider_id = self.inner.provider_id.clone();
-        let fut: BoxFuture<'static, Result<Arc<Generation<C>>>> =
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    // The refresh runs in its own task so that a cancelled caller never wedges the
-                    // others (C05).
-                    let task = handle
-                        .spawn(async move { inner.run_refresh(attempt, after_rejection).await });
-                    async move {
-                        task.await.unwrap_or_else(|e| {
-                            Err(Error::provider(
-                                provider_id,
-                                format!("the refresh task failed: {e}"),
-                            ))
-                        })
-                    }
-                    .boxed()
+        let fut: BoxFuture<'static, Result<Arc<Generation<C>>>> = match crate::driven::background()
+        {
+            Some(handle) => {
+                // The refresh runs in its own task so that a cancelled caller never wedges the
+                // others (C05); a caller-driven read's runtime is never that task's home.
+                let task =
+                    handle.spawn(async move { inner.run_refresh(attempt, after_rejection).await });
+                async move {
+                    task.await.unwrap_or_else(|e| {
+                        Err(Error::provider(
+                            provider_id,
+                            format!("the refresh task failed: {e}"),
+                        ))
+                    })
                 }
-                Err(_) => async move { inner.run_refresh(attempt, after_rejection).await }.boxed(),
-            };
+                .boxed()
+            }
+            None => async move { inner.run_refresh(attempt, after_rejection).await }.boxed(),
+        };
         let shared = fut.shared();
         slow.in_flight = Some((attempt, shared.clone()));
         self.inner.refresh_pending.store(true, Ordering::Release);

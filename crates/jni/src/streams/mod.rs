@@ -32,8 +32,9 @@
 //!
 //! // A sequential reader: ONE GET of [position, end) (cut at the object's end; empty when
 //! // position is at or past it) whose body readerRead copies out incrementally, so a long
-//! // sequential read costs one request and the connection keeps streaming between calls
-//! // (a task receives it up to 8 MiB ahead of readerRead). Signed, like every request,
+//! // sequential read costs one request; the reader's own connection is read on the calling
+//! // Java thread (no runtime thread in between; between calls the kernel's socket buffer
+//! // holds what the endpoint sent ahead). Signed, like every request,
 //! // with the credential current when it is sent; with ifMatch, a changed object throws
 //! // PreconditionFailedException here. end <= position: IllegalArgumentException.
 //! static native long readerOpen(long store, String path, long position, long end,

@@ -2,20 +2,19 @@
 //! readers (one streaming GET read incrementally); see the module above for the Java
 //! declarations.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jint, jlong};
 use jni::EnvUnowned;
 use once_cell::sync::Lazy;
-use tokio::sync::Mutex;
 
-use vended_storage::io::ReadAheadBody;
+use vended_storage::io::BlockingObjectReader;
 
 use super::{array_region, as_jbytes, direct_region, java_ranges, position, MAX_JAVA_ARRAY};
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
-use crate::{block_on, optional_string, store, string_arg, BridgeResult};
+use crate::{block_on, optional_string, runtime, store, string_arg, BridgeResult};
 
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
@@ -214,41 +213,23 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
     .resolve::<ThrowJava>()
 }
 
-/// Bytes a sequential reader's GET is received ahead of Java (besides one network chunk).
-const READER_AHEAD: usize = 8 << 20;
+/// Open sequential readers: one streaming GET each, its connection driven by the Java thread
+/// that reads (no runtime thread in the data path, see [`BlockingObjectReader`]).
+static READERS: Lazy<HandleTable<Mutex<BlockingObjectReader>>> = Lazy::new(HandleTable::default);
 
-/// One streaming GET read incrementally, received up to [`READER_AHEAD`] bytes ahead.
-struct Reader {
-    body: ReadAheadBody,
-}
-
-impl Reader {
-    /// Copies the next bytes of the body through `put(offset, bytes)` until `len` bytes are
-    /// copied or the body ends; returns how many were copied.
-    async fn fill(
-        &mut self,
-        len: usize,
-        mut put: impl FnMut(usize, &[u8]) -> BridgeResult<()>,
-    ) -> BridgeResult<usize> {
-        let mut filled = 0;
-        while filled < len {
-            let Some(chunk) = self.body.next_chunk_max(len - filled).await? else {
-                break;
-            };
-            put(filled, &chunk)?;
-            filled += chunk.len();
-        }
-        Ok(filled)
-    }
-}
-
-/// Open sequential readers.
-static READERS: Lazy<HandleTable<Mutex<Reader>>> = Lazy::new(HandleTable::default);
-
-fn reader(handle: jlong) -> BridgeResult<Arc<Mutex<Reader>>> {
-    READERS
+/// Reads through the reader `handle`, at most `len` bytes, handed to `put` piece by piece.
+fn reader_fill(
+    handle: jlong,
+    len: usize,
+    put: impl FnMut(usize, &[u8]) -> BridgeResult<()>,
+) -> BridgeResult<usize> {
+    let reader = READERS
         .get(handle)
-        .ok_or(BridgeError::Closed("sequential reader"))
+        .ok_or(BridgeError::Closed("sequential reader"))?;
+    let mut reader = reader.lock().map_err(|_| {
+        BridgeError::Argument("the sequential reader failed in an earlier read".into())
+    })?;
+    reader.read_with(len, put)
 }
 
 #[unsafe(no_mangle)]
@@ -272,13 +253,10 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerOpen<'l>(
             )));
         }
         let if_match = optional_string(env, &if_match)?;
-        let body = block_on(async {
-            let body = store
-                .read_range(&path, start..end, if_match.as_deref())
-                .await?;
-            Ok::<_, vended_storage::Error>(body.read_ahead(READER_AHEAD))
-        })??;
-        Ok(READERS.insert(Arc::new(Mutex::new(Reader { body }))))
+        let background = runtime::runtime()?.handle().clone();
+        let reader =
+            BlockingObjectReader::open(&store, &path, start..end, if_match.as_deref(), background)?;
+        Ok(READERS.insert(Arc::new(Mutex::new(reader))))
     })
     .resolve::<ThrowJava>()
 }
@@ -293,19 +271,13 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerRead<'l>(
     len: jint,
 ) -> jint {
     env.with_env(|env| -> BridgeResult<jint> {
-        let r = reader(handle)?;
         let (off, len) = array_region(env, &buf, off, len)?;
         if len == 0 {
             return Ok(0);
         }
-        let filled = block_on(async {
-            r.lock()
-                .await
-                .fill(len, |at, bytes| {
-                    Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
-                })
-                .await
-        })??;
+        let filled = reader_fill(handle, len, |at, bytes| {
+            Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
+        })?;
         Ok(if filled == 0 { -1 } else { filled as jint })
     })
     .resolve::<ThrowJava>()
@@ -321,22 +293,16 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerReadDirect<'l>
     len: jint,
 ) -> jint {
     env.with_env(|env| -> BridgeResult<jint> {
-        let r = reader(handle)?;
         // SAFETY: used only within this call; see `direct_region`.
         let target = unsafe { direct_region(env, &buf, off, len)? };
         if target.is_empty() {
             return Ok(0);
         }
         let len = target.len();
-        let filled = block_on(async {
-            r.lock()
-                .await
-                .fill(len, |at, bytes| {
-                    target[at..at + bytes.len()].copy_from_slice(bytes);
-                    Ok(())
-                })
-                .await
-        })??;
+        let filled = reader_fill(handle, len, |at, bytes| {
+            target[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        })?;
         Ok(if filled == 0 { -1 } else { filled as jint })
     })
     .resolve::<ThrowJava>()

@@ -27,9 +27,10 @@ public enum ReadPolicy {
     /**
      * One streaming GET per sequential run: a stream read that starts where the previous one ended
      * (or at offset 0 of a new stream) continues the GET already open, which runs to the end of the
-     * object and is received natively up to 8 MiB ahead of the reader; a read elsewhere closes it
-     * and opens a new one, signed with the credential current then. Best for scans (one request
-     * instead of one per block); a stream holds one block in Java and at most about 8 MiB natively.
+     * object and whose connection is read by the reading thread itself (no thread hand-off per
+     * chunk); a read elsewhere closes it and opens a new one, signed with the credential current
+     * then. Best for scans (one request instead of one per block, one connection per run); a
+     * stream holds one block in Java and one network buffer (at most about 400 KiB) natively.
      */
     SEQUENTIAL,
 

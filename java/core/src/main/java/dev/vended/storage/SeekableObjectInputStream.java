@@ -37,8 +37,8 @@ import java.util.Objects;
  *
  * <p><b>Read policy.</b> The above is {@link ReadPolicy#RANDOM}. With {@link
  * ReadPolicy#SEQUENTIAL}, sequential stream reads (the first read at offset 0 included) instead
- * take their bytes from one streaming GET per run, to the end of the object, received natively up
- * to 8 MiB ahead (no Java prefetch; blocks start where the run is). The default {@link
+ * take their bytes from one streaming GET per run, to the end of the object, on a connection read
+ * by the reading thread (no Java prefetch; blocks start where the run is). The default {@link
  * ReadPolicy#ADAPTIVE} starts as SEQUENTIAL and switches for good to RANDOM at the first backward
  * {@link #seek} or positioned read not at {@link #getPos()}. Positioned reads are ranged always.
  *

@@ -8,9 +8,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * One streaming GET per sequential run of a {@link SeekableObjectInputStream} (with {@link
  * ReadPolicy#SEQUENTIAL}, or {@link ReadPolicy#ADAPTIVE} until it switches): a read at the offset
  * where the previous one ended takes the next bytes of the GET already open; a read anywhere else
- * closes it and opens {@code [p, length)} with a new GET, signed with the credential current at that moment and pinned to the
- * stream's ETag. Between reads a native task keeps receiving the GET, up to 8 MiB ahead of the
- * reader (the read-ahead; no Java-side buffer beyond the caller's).
+ * closes it and opens {@code [p, length)} with a new GET, signed with the credential current at
+ * that moment and pinned to the stream's ETag. The GET has a connection of its own, read by the
+ * calling thread inside each read (no native thread and no Java-side buffer beyond the caller's
+ * in between); between reads the kernel's socket buffer holds what the endpoint sent ahead.
  *
  * <p>A GET that fails while its body is read (a dropped connection) is reopened once at the same
  * offset; failures of opening it are those of any ranged read (same exception types).

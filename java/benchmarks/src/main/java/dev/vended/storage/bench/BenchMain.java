@@ -40,7 +40,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * <pre>
  * --suite all|transfer|upcall|streams   (all; "streams" only when asked: issue 12)
  * --stream-ops read,write  --stream-sizes 67108864  --stream-threads 1,4
- * --stream-clients vended,vended-stream,sdk,http   (StreamBenchmark; also vended-8m)
+ * --stream-clients vended,vended-random,sdk,http   (StreamBenchmark; also vended-stream, vended-8m)
  * --endpoint memory|disk   local-s3 in throughput mode (--in-memory, the default) or on disk
  * --ops get,put  --sizes 1024,1048576,67108864  --threads 1,8  --clients vended,sdk,http
  * --wi 2 --w 1 --i 3 --r 2      warmup/measurement iterations and seconds (sizes below 64 MiB)
@@ -252,7 +252,7 @@ public final class BenchMain {
         List<String> ops = list(arg("stream-ops", "read,write"));
         List<String> sizes = list(arg("stream-sizes", "67108864"));
         List<String> threads = list(arg("stream-threads", "1,4"));
-        List<String> clients = list(arg("stream-clients", "vended,vended-stream,sdk,http"));
+        List<String> clients = list(arg("stream-clients", "vended,vended-random,sdk,http"));
         List<Cell> cells = new ArrayList<>();
         for (String op : ops) {
             for (String size : sizes) {

@@ -3,6 +3,7 @@ package dev.vended.storage.bench;
 import dev.vended.storage.MultipartOutputStream;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.ReadOptions;
+import dev.vended.storage.ReadPolicy;
 import dev.vended.storage.SeekableObjectInputStream;
 import dev.vended.storage.WriteOptions;
 
@@ -45,11 +46,12 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
  *
  * <ul>
  *   <li>{@code vended}: {@link ObjectStore#openInput} ({@link SeekableObjectInputStream}, default
- *       1 MiB blocks, 1 MiB reads) / {@link ObjectStore#openOutput} ({@link
- *       MultipartOutputStream}, default 5 MiB parts, 8 at once).
- *   <li>{@code vended-stream}: {@code vended} with {@link
- *       ReadOptions#withSequentialStreaming} (one streaming GET per sequential run); writes as
+ *       options: {@link ReadPolicy#ADAPTIVE}, 1 MiB reads) / {@link ObjectStore#openOutput}
+ *       ({@link MultipartOutputStream}, default 5 MiB parts, 8 at once).
+ *   <li>{@code vended-stream}: {@code vended} with {@link ReadPolicy#SEQUENTIAL}; writes as
  *       {@code vended}.
+ *   <li>{@code vended-random}: {@code vended} with {@link ReadPolicy#RANDOM} (ranged 1 MiB blocks,
+ *       the next one prefetched); writes as {@code vended}.
  *   <li>{@code vended-8m}: the same with 8 MiB blocks and reads, 8 MiB parts (the SDK's part size).
  *   <li>{@code sdk}: reads {@code S3Client.getObject} ({@link ResponseInputStream}, one GET); writes
  *       {@code S3AsyncClient} with {@code multipartEnabled(true)} (8 MiB parts) fed by {@link
@@ -68,7 +70,7 @@ public class StreamBenchmark {
 
     static final int CHUNK = 1 << 20;
 
-    @Param({"vended", "vended-stream", "vended-8m", "sdk", "http"})
+    @Param({"vended", "vended-stream", "vended-random", "vended-8m", "sdk", "http"})
     public String client;
 
     @Param({"67108864"})
@@ -89,7 +91,7 @@ public class StreamBenchmark {
         bucket = BenchEnv.bucket();
         String endpoint = BenchEnv.endpoint();
         switch (client) {
-            case "vended", "vended-stream", "vended-8m" ->
+            case "vended", "vended-stream", "vended-random", "vended-8m" ->
                     store = StreamClients.vended(endpoint, bucket);
             case "sdk" -> {
                 s3 = StreamClients.sdkSync(endpoint);
@@ -171,10 +173,13 @@ public class StreamBenchmark {
     /** Reads the GET object to its end into {@code buf}; returns the bytes read. */
     long read(byte[] buf, CRC32 crc) throws Exception {
         switch (client) {
-            case "vended", "vended-stream", "vended-8m" -> {
-                ReadOptions o = ReadOptions.defaults()
-                        .withBlockSize(bufferSize())
-                        .withSequentialStreaming(client.equals("vended-stream"));
+            case "vended", "vended-stream", "vended-random", "vended-8m" -> {
+                ReadOptions o = ReadOptions.defaults().withBlockSize(bufferSize());
+                if (client.equals("vended-stream")) {
+                    o = o.withReadPolicy(ReadPolicy.SEQUENTIAL);
+                } else if (client.equals("vended-random")) {
+                    o = o.withReadPolicy(ReadPolicy.RANDOM);
+                }
                 try (SeekableObjectInputStream in = store.openInput(getKey, o)) {
                     return drain(in, buf, crc);
                 }
@@ -221,7 +226,7 @@ public class StreamBenchmark {
     /** Writes {@code size} bytes to {@code key} in 1 MiB writes. */
     void write(String key) throws Exception {
         switch (client) {
-            case "vended", "vended-stream", "vended-8m" -> {
+            case "vended", "vended-stream", "vended-random", "vended-8m" -> {
                 WriteOptions o = client.equals("vended-8m")
                         ? WriteOptions.defaults().withPartSize(StreamClients.SDK_PART_SIZE)
                         : WriteOptions.defaults();

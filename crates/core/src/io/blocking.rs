@@ -1,0 +1,144 @@
+//! A blocking reader of one object range whose connection is driven by the thread that reads:
+//! no runtime thread and no hand-off between threads in the data path (see [`crate::driven`]).
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use tokio::runtime::{Handle, Runtime};
+
+use super::ObjectBody;
+use crate::driven;
+use crate::error::{Error, Result};
+use crate::object::ObjectInfo;
+use crate::store::VendedStore;
+
+/// One ranged GET read by blocking calls, for a thread that is not a runtime thread (a JVM
+/// thread, a plain `std::thread`). The request, its connection and every network read run on
+/// a single-thread tokio runtime of the reader's own, driven by the calling thread during
+/// [`open`](Self::open) and each read, so the bytes go from the socket to the caller's buffer
+/// on the caller's thread. Between reads nothing receives: the kernel's socket buffer holds
+/// what the endpoint sent ahead (as with any blocking HTTP client).
+///
+/// The connection is the reader's own (HTTP/1.1, not pooled; a TLS endpoint costs one
+/// handshake per reader) and closes when the reader is dropped before the end of its range.
+/// The request goes through the store's refresh and auth-retry path like every other: signed
+/// with the credential current when it is sent; a credential refresh it starts runs on the
+/// `background` runtime given at open, where other requests can join it.
+pub struct BlockingObjectReader {
+    body: ObjectBody,
+    background: Handle,
+    /// `None` only while dropping.
+    runtime: Option<Runtime>,
+}
+
+impl fmt::Debug for BlockingObjectReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingObjectReader")
+            .field("body", &self.body)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BlockingObjectReader {
+    /// Sends the GET of bytes `range` of `path` (start inclusive, end exclusive) and waits for
+    /// its answer, as [`VendedStore::read_range`] does (a range past the end is cut; one
+    /// starting at or past the end gives an empty reader; `if_match` pins the ETag).
+    /// `background` is a runtime that outlives the reader (the application's), for work
+    /// shared with other requests.
+    ///
+    /// # Errors
+    /// As [`VendedStore::read_range`]; [`ErrorKind::Io`](crate::ErrorKind::Io) when the
+    /// reader's runtime cannot be created.
+    ///
+    /// # Panics
+    /// When called from within an async context (a runtime's worker thread): blocking there
+    /// would stall that runtime.
+    pub fn open(
+        store: &VendedStore,
+        path: &str,
+        range: Range<u64>,
+        if_match: Option<&str>,
+        background: Handle,
+    ) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Error::ObjectStore(Arc::new(object_store::Error::Generic {
+                    store: "reader",
+                    source: format!("cannot create the reader's runtime: {e}").into(),
+                }))
+            })?;
+        let body = runtime.block_on(driven::scoped(
+            background.clone(),
+            store.read_range(path, range, if_match),
+        ))?;
+        Ok(Self {
+            body,
+            background,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// The object's metadata as the GET answer gave it.
+    pub fn info(&self) -> &ObjectInfo {
+        self.body.info()
+    }
+
+    /// The bytes of the object this reader covers (start inclusive, end exclusive).
+    pub fn range(&self) -> Range<u64> {
+        self.body.range()
+    }
+
+    /// Reads the next bytes of the range, at most `len`, handing each piece to
+    /// `put(offset in this call, bytes)` as it comes off the connection (one copy, from the
+    /// network buffer into wherever `put` writes); returns how many bytes were handed over,
+    /// fewer than `len` only at the end of the range (0 there, and when `len` is 0).
+    ///
+    /// # Errors
+    /// As [`ObjectBody::next_chunk`] (converted into `E`), or the first error of `put` (the
+    /// bytes of that piece are then lost to this reader).
+    pub fn read_with<E: From<Error>>(
+        &mut self,
+        len: usize,
+        mut put: impl FnMut(usize, &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<usize, E> {
+        let Some(runtime) = self.runtime.as_ref() else {
+            return Ok(0);
+        };
+        let body = &mut self.body;
+        runtime.block_on(driven::scoped(self.background.clone(), async move {
+            let mut filled = 0;
+            while filled < len {
+                let Some(chunk) = body.next_chunk_max(len - filled).await? else {
+                    break;
+                };
+                put(filled, &chunk)?;
+                filled += chunk.len();
+            }
+            Ok(filled)
+        }))
+    }
+}
+
+impl std::io::Read for BlockingObjectReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let len = buf.len();
+        self.read_with(len, |at, bytes: &[u8]| {
+            buf[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok::<(), Error>(())
+        })
+        .map_err(std::io::Error::other)
+    }
+}
+
+impl Drop for BlockingObjectReader {
+    fn drop(&mut self) {
+        // Without blocking (a drop may happen in an async context): the connection task is
+        // dropped and the socket closed.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}

@@ -11,17 +11,41 @@
 //!   which stops being driven when the reader is idle and is dropped with it.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::runtime::Handle;
 
-tokio::task_local! {
-    static SCOPE: Handle;
+/// What a caller-driven request carries.
+#[derive(Clone)]
+struct Scope {
+    background: Handle,
+    /// The longest a read of the body may wait for the network, ms, as the store's client
+    /// options give it (`u64::MAX`: unbounded; 0: not reported).
+    wait_millis: Arc<AtomicU64>,
 }
 
-/// Runs `fut` as a caller-driven request: its connection is its own and long-lived work goes
-/// to `background`.
-pub(crate) async fn scoped<F: Future>(background: Handle, fut: F) -> F::Output {
-    SCOPE.scope(background, fut).await
+tokio::task_local! {
+    static SCOPE: Scope;
+}
+
+/// Runs `fut` as a caller-driven request: its connection is its own, long-lived work goes to
+/// `background`, and the store reports into `wait_millis` how long a read may wait.
+pub(crate) async fn scoped<F: Future>(
+    background: Handle,
+    wait_millis: Arc<AtomicU64>,
+    fut: F,
+) -> F::Output {
+    SCOPE
+        .scope(
+            Scope {
+                background,
+                wait_millis,
+            },
+            fut,
+        )
+        .await
 }
 
 /// Whether the current task runs a caller-driven request (see the module docs).
@@ -29,11 +53,20 @@ pub(crate) fn in_scope() -> bool {
     SCOPE.try_with(|_| ()).is_ok()
 }
 
+/// Inside a caller-driven request: records how long a read of its body may wait for the
+/// network (`None`: unbounded). Outside: nothing.
+pub(crate) fn report_wait(wait: Option<Duration>) {
+    let millis = wait.map_or(u64::MAX, |w| {
+        u64::try_from(w.as_millis()).unwrap_or(u64::MAX).max(1)
+    });
+    let _ = SCOPE.try_with(|s| s.wait_millis.store(millis, Ordering::Relaxed));
+}
+
 /// Where work that outlives the current request is spawned: the background runtime of a
 /// caller-driven scope, else the current runtime; `None` outside any runtime.
 pub(crate) fn background() -> Option<Handle> {
     SCOPE
-        .try_with(Handle::clone)
+        .try_with(|s| s.background.clone())
         .ok()
         .or_else(|| Handle::try_current().ok())
 }

@@ -172,3 +172,47 @@ fn a_refresh_started_by_a_blocking_reader_outlives_the_reader() {
     let rejected: u64 = s3.all_stats().values().map(|s| s.rejected).sum();
     assert_eq!(rejected, 0, "requests signed with an expired key");
 }
+
+#[test]
+fn a_slow_reader_keeps_its_one_get_past_the_request_timeout() {
+    // The store's `timeout` is 1 s; the caller works 2.5 s between two reads of one range.
+    // That timeout bounds each wait for the network, not the whole body: the reader goes on
+    // with the GET it has (a total-request timeout would end it and `object_store` would send
+    // a second, resuming GET; past its retry budget, after 3 minutes, a long scan would fail).
+    let bg = background();
+    let s3 = bg.block_on(endpoint());
+    let provider = Arc::new(EndpointProvider::new(s3.clone(), Duration::from_secs(3600)));
+    let mut initial = provider.vend();
+    initial.insert("timeout".into(), "1s".into());
+    let store = registry()
+        .open(
+            &format!("s3://{BUCKET}/blocking-slow"),
+            initial,
+            Some(provider.clone() as Arc<dyn StorageOptionsProvider>),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let src = data(4 * MIB, 23);
+    bg.block_on(store.put("obj", Bytes::from(src.clone())))
+        .unwrap();
+    let mut r = BlockingObjectReader::open(
+        &store,
+        "obj",
+        0..src.len() as u64,
+        None,
+        bg.handle().clone(),
+    )
+    .unwrap();
+    let mut got = vec![0u8; 64 * 1024];
+    r.read_exact(&mut got).unwrap();
+    // The scenario itself: a caller busy elsewhere, longer than the timeout.
+    std::thread::sleep(Duration::from_millis(2500));
+    r.read_to_end(&mut got).unwrap();
+    assert!(got == src, "the bytes read differ from the object");
+    let gets = s3
+        .request_log()
+        .iter()
+        .filter(|q| q.method == "GET" && q.key.as_deref() == Some("blocking-slow/obj"))
+        .count();
+    assert_eq!(gets, 1, "GETs of the object");
+}

@@ -15,7 +15,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use object_store::client::{
@@ -92,20 +92,40 @@ impl HttpConnector for SharedHttpConnector {
             pooled,
             options: options.clone(),
             own: OnceCell::new(),
+            wait: network_wait(options),
             observer: self.observer.clone(),
         }))
     }
 }
 
 /// The client options for requests on connections of their own: the same transport settings,
-/// HTTP/1.1 (one request per connection, never multiplexed) and no idle connection kept.
+/// HTTP/1.1 (one request per connection, never multiplexed), no idle connection kept, and
+/// neither a total-request nor a socket read timeout: a caller-driven body is read at the
+/// caller's pace (a scan of a 40 GB object, a task working between reads) and must not be cut
+/// while the caller is busy elsewhere. The reader bounds each of its waits for the network
+/// instead, by [`network_wait`].
 fn own_connection_options(options: &ClientOptions) -> ClientOptions {
     options
         .clone()
+        .with_timeout_disabled()
+        .with_read_timeout_disabled()
         .with_config(ClientConfigKey::PoolMaxIdlePerHost, "0")
         .with_config(ClientConfigKey::Http1Only, "true")
         .with_config(ClientConfigKey::Http2Only, "false")
 }
+
+/// The longest a caller-driven read waits for the network: the store's `read_timeout` if set,
+/// else its `timeout` (`object_store`'s default: 30 s); `None` when the timeout is disabled.
+fn network_wait(options: &ClientOptions) -> Option<Duration> {
+    let value = options
+        .get_config_value(&ClientConfigKey::ReadTimeout)
+        .or_else(|| options.get_config_value(&ClientConfigKey::Timeout))?;
+    // Values come back as `object_store` formats them (humantime); it parsed them first.
+    Some(humantime::parse_duration(&value).unwrap_or(DEFAULT_NETWORK_WAIT))
+}
+
+/// `object_store`'s default request timeout.
+const DEFAULT_NETWORK_WAIT: Duration = Duration::from_secs(30);
 
 /// The shared client for `options` and its number (distinct clients have distinct numbers).
 fn shared_client(options: &ClientOptions) -> object_store::Result<(u64, HttpClient)> {
@@ -141,6 +161,8 @@ struct StoreHttpService {
     /// The store's client options, for the client of caller-driven reads.
     options: ClientOptions,
     own: OnceCell<HttpClient>,
+    /// What a caller-driven read of a body may wait for the network ([`network_wait`]).
+    wait: Option<Duration>,
     observer: Option<Arc<dyn RefresherHandle>>,
 }
 
@@ -157,6 +179,7 @@ impl StoreHttpService {
         if !driven::in_scope() {
             return Ok(&self.pooled);
         }
+        driven::report_wait(self.wait);
         self.own.get_or_try_init(|| {
             shared_client(&own_connection_options(&self.options))
                 .map(|(_, client)| client)
@@ -210,6 +233,30 @@ mod tests {
         let (c, _) = shared_client(&base().with_config(ClientConfigKey::Timeout, "7s")).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_caller_driven_read_waits_as_long_as_the_store_timeout_and_its_connection_never_times_out()
+    {
+        let secs = |s| Some(Duration::from_secs(s));
+        assert_eq!(network_wait(&ClientOptions::new()), secs(30));
+        let seven = ClientOptions::new().with_config(ClientConfigKey::Timeout, "7s");
+        assert_eq!(network_wait(&seven), secs(7));
+        let read = seven
+            .clone()
+            .with_config(ClientConfigKey::ReadTimeout, "2s");
+        assert_eq!(network_wait(&read), secs(2));
+        assert_eq!(
+            network_wait(&ClientOptions::new().with_timeout_disabled()),
+            None
+        );
+        let own = own_connection_options(&read);
+        assert_eq!(own.get_config_value(&ClientConfigKey::Timeout), None);
+        assert_eq!(own.get_config_value(&ClientConfigKey::ReadTimeout), None);
+        assert_eq!(
+            own.get_config_value(&ClientConfigKey::PoolMaxIdlePerHost),
+            Some("0".into())
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
 
@@ -28,6 +30,9 @@ use crate::store::VendedStore;
 pub struct BlockingObjectReader {
     body: ObjectBody,
     background: Handle,
+    /// The longest one read waits for the network, ms (`u64::MAX`: unbounded), as the store's
+    /// client options give it.
+    wait_millis: Arc<AtomicU64>,
     /// `None` only while dropping.
     runtime: Option<Runtime>,
 }
@@ -70,13 +75,20 @@ impl BlockingObjectReader {
                     source: format!("cannot create the reader's runtime: {e}").into(),
                 }))
             })?;
+        let wait_millis = Arc::new(AtomicU64::new(0));
         let body = runtime.block_on(driven::scoped(
             background.clone(),
+            wait_millis.clone(),
             store.read_range(path, range, if_match),
         ))?;
+        if wait_millis.load(Ordering::Relaxed) == 0 {
+            // Stores without an HTTP client (memory, files) report nothing.
+            wait_millis.store(u64::MAX, Ordering::Relaxed);
+        }
         Ok(Self {
             body,
             background,
+            wait_millis,
             runtime: Some(runtime),
         })
     }
@@ -96,9 +108,14 @@ impl BlockingObjectReader {
     /// network buffer into wherever `put` writes); returns how many bytes were handed over,
     /// fewer than `len` only at the end of the range (0 there, and when `len` is 0).
     ///
+    /// Each wait for the network is bounded by the store's `read_timeout`, else its `timeout`
+    /// (default 30 s); time the caller spends between reads does not count (the connection
+    /// has no timeout of its own).
+    ///
     /// # Errors
-    /// As [`ObjectBody::next_chunk`] (converted into `E`), or the first error of `put` (the
-    /// bytes of that piece are then lost to this reader).
+    /// As [`ObjectBody::next_chunk`] (converted into `E`); [`ErrorKind::Io`](crate::ErrorKind::Io)
+    /// when no bytes came for that long; or the first error of `put` (the bytes of that piece
+    /// are then lost to this reader).
     pub fn read_with<E: From<Error>>(
         &mut self,
         len: usize,
@@ -108,18 +125,46 @@ impl BlockingObjectReader {
             return Ok(0);
         };
         let body = &mut self.body;
-        runtime.block_on(driven::scoped(self.background.clone(), async move {
-            let mut filled = 0;
-            while filled < len {
-                let Some(chunk) = body.next_chunk_max(len - filled).await? else {
-                    break;
-                };
-                put(filled, &chunk)?;
-                filled += chunk.len();
-            }
-            Ok(filled)
-        }))
+        let wait = match self.wait_millis.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            millis => Some(Duration::from_millis(millis)),
+        };
+        let scope = driven::scoped(
+            self.background.clone(),
+            self.wait_millis.clone(),
+            async move {
+                let mut filled = 0;
+                while filled < len {
+                    let next = body.next_chunk_max(len - filled);
+                    let chunk = match wait {
+                        None => next.await?,
+                        Some(wait) => tokio::time::timeout(wait, next)
+                            .await
+                            .map_err(|_| stalled(body, wait))??,
+                    };
+                    let Some(chunk) = chunk else {
+                        break;
+                    };
+                    put(filled, &chunk)?;
+                    filled += chunk.len();
+                }
+                Ok(filled)
+            },
+        );
+        runtime.block_on(scope)
     }
+}
+
+fn stalled(body: &ObjectBody, wait: Duration) -> Error {
+    Error::ObjectStore(Arc::new(object_store::Error::Generic {
+        store: "reader",
+        source: format!(
+            "no bytes of {} came from the endpoint for {} ms",
+            body.info().path,
+            wait.as_millis()
+        )
+        .into(),
+    }))
 }
 
 impl std::io::Read for BlockingObjectReader {

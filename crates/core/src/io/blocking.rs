@@ -108,9 +108,10 @@ impl BlockingObjectReader {
     /// network buffer into wherever `put` writes); returns how many bytes were handed over,
     /// fewer than `len` only at the end of the range (0 there, and when `len` is 0).
     ///
-    /// Each wait for the network is bounded by the store's `read_timeout`, else its `timeout`
-    /// (default 30 s); time the caller spends between reads does not count (the connection
-    /// has no timeout of its own).
+    /// A call fails when no bytes came for the store's `read_timeout`, else its `timeout`
+    /// (default 30 s) while it waited; time the caller spends between reads does not count
+    /// (the connection has no timeout of its own). The bytes a failed call handed to `put`
+    /// before are not counted: read the range again from the offset the call started at.
     ///
     /// # Errors
     /// As [`ObjectBody::next_chunk`] (converted into `E`); [`ErrorKind::Io`](crate::ErrorKind::Io)
@@ -133,14 +134,29 @@ impl BlockingObjectReader {
             self.background.clone(),
             self.wait_millis.clone(),
             async move {
+                // One timer per call, pushed back whenever bytes arrive (extending a tokio
+                // timer is an atomic store; a timer per chunk would cost a timer-wheel insert
+                // and removal each).
+                let deadline = wait.map(tokio::time::sleep);
+                tokio::pin!(deadline);
                 let mut filled = 0;
                 while filled < len {
                     let next = body.next_chunk_max(len - filled);
-                    let chunk = match wait {
+                    let chunk = match deadline.as_mut().as_pin_mut() {
                         None => next.await?,
-                        Some(wait) => tokio::time::timeout(wait, next)
-                            .await
-                            .map_err(|_| stalled(body, wait))??,
+                        Some(mut deadline) => {
+                            let chunk = tokio::select! {
+                                biased;
+                                chunk = next => chunk?,
+                                () = deadline.as_mut() => {
+                                    return Err(stalled(body, wait.unwrap_or_default()).into());
+                                }
+                            };
+                            if let Some(wait) = wait {
+                                deadline.reset(tokio::time::Instant::now() + wait);
+                            }
+                            chunk
+                        }
                     };
                     let Some(chunk) = chunk else {
                         break;
@@ -185,5 +201,46 @@ impl Drop for BlockingObjectReader {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::stream::{self, StreamExt};
+
+    /// A reader of a body that sends `first`, then nothing, waiting at most `wait`.
+    fn stalling(first: &'static [u8], wait: Duration) -> BlockingObjectReader {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let chunks = stream::iter([Ok(bytes::Bytes::from_static(first))]).chain(stream::pending());
+        BlockingObjectReader {
+            body: ObjectBody::from_stream(1 << 20, chunks.boxed()),
+            background: runtime.handle().clone(),
+            wait_millis: Arc::new(AtomicU64::new(wait.as_millis() as u64)),
+            runtime: Some(runtime),
+        }
+    }
+
+    #[test]
+    fn a_stalled_endpoint_fails_the_read_after_the_wait_without_new_bytes() {
+        let mut r = stalling(b"abc", Duration::from_millis(200));
+        let mut got = Vec::new();
+        let started = std::time::Instant::now();
+        let err = r
+            .read_with(16, |_, b| {
+                got.extend_from_slice(b);
+                Ok::<(), Error>(())
+            })
+            .expect_err("only 3 of 16 bytes came");
+        assert_eq!(got, b"abc", "the bytes before the stall were handed over");
+        assert_eq!(err.kind(), crate::ErrorKind::Io);
+        assert!(err.to_string().contains("for 200 ms"), "{err}");
+        let waited = started.elapsed();
+        // Generous slack for a loaded machine.
+        assert!(waited >= Duration::from_millis(200), "{waited:?}");
+        assert!(waited < Duration::from_secs(20), "{waited:?}");
     }
 }

@@ -35,6 +35,27 @@ impl fmt::Debug for ObjectBody {
 }
 
 impl ObjectBody {
+    /// A body of `len` bytes whose chunks come from `stream` (tests of its readers).
+    #[cfg(test)]
+    pub(super) fn from_stream(
+        len: u64,
+        stream: BoxStream<'static, object_store::Result<Bytes>>,
+    ) -> Self {
+        Self {
+            info: ObjectInfo {
+                path: "o".into(),
+                size: len,
+                last_modified_millis: 0,
+                e_tag: None,
+                version: None,
+            },
+            range: 0..len,
+            stream,
+            received: 0,
+            pending: Bytes::new(),
+        }
+    }
+
     fn empty(info: ObjectInfo, at: u64) -> Self {
         Self {
             info,

@@ -48,6 +48,9 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
  *   <li>{@code vended}: {@link ObjectStore#openInput} ({@link SeekableObjectInputStream}, default
  *       options: {@link ReadPolicy#ADAPTIVE}, 1 MiB reads) / {@link ObjectStore#openOutput}
  *       ({@link MultipartOutputStream}, default 5 MiB parts, 8 at once).
+ *   <li>{@code vended-known}: {@code vended} opened with {@link ReadOptions#withKnownLength} (length
+ *       and ETag from a listing or an earlier HEAD, as Hadoop passes a {@code FileStatus}): no HEAD
+ *       at open, like the SDK's single GET.
  *   <li>{@code vended-stream}: {@code vended} with {@link ReadPolicy#SEQUENTIAL}; writes as
  *       {@code vended}.
  *   <li>{@code vended-random}: {@code vended} with {@link ReadPolicy#RANDOM} (ranged 1 MiB blocks,
@@ -70,7 +73,7 @@ public class StreamBenchmark {
 
     static final int CHUNK = 1 << 20;
 
-    @Param({"vended", "vended-stream", "vended-random", "vended-8m", "sdk", "http"})
+    @Param({"vended", "vended-known", "vended-stream", "vended-random", "vended-8m", "sdk", "http"})
     public String client;
 
     @Param({"67108864"})
@@ -83,6 +86,7 @@ public class StreamBenchmark {
     String base;
     String bucket;
     String getKey;
+    String getETag;
     byte[] chunk;
 
     @Setup(Level.Trial)
@@ -91,7 +95,7 @@ public class StreamBenchmark {
         bucket = BenchEnv.bucket();
         String endpoint = BenchEnv.endpoint();
         switch (client) {
-            case "vended", "vended-stream", "vended-random", "vended-8m" ->
+            case "vended", "vended-known", "vended-stream", "vended-random", "vended-8m" ->
                     store = StreamClients.vended(endpoint, bucket);
             case "sdk" -> {
                 s3 = StreamClients.sdkSync(endpoint);
@@ -116,6 +120,9 @@ public class StreamBenchmark {
         }
         getKey = "stream-get-" + size;
         write(getKey);
+        if (store != null) {
+            getETag = store.head(getKey).eTag();
+        }
         CRC32 got = new CRC32();
         long n = read(new byte[bufferSize()], got);
         CRC32 want = new CRC32();
@@ -173,9 +180,11 @@ public class StreamBenchmark {
     /** Reads the GET object to its end into {@code buf}; returns the bytes read. */
     long read(byte[] buf, CRC32 crc) throws Exception {
         switch (client) {
-            case "vended", "vended-stream", "vended-random", "vended-8m" -> {
+            case "vended", "vended-known", "vended-stream", "vended-random", "vended-8m" -> {
                 ReadOptions o = ReadOptions.defaults().withBlockSize(bufferSize());
-                if (client.equals("vended-stream")) {
+                if (client.equals("vended-known")) {
+                    o = o.withKnownLength(size, getETag);
+                } else if (client.equals("vended-stream")) {
                     o = o.withReadPolicy(ReadPolicy.SEQUENTIAL);
                 } else if (client.equals("vended-random")) {
                     o = o.withReadPolicy(ReadPolicy.RANDOM);
@@ -226,7 +235,7 @@ public class StreamBenchmark {
     /** Writes {@code size} bytes to {@code key} in 1 MiB writes. */
     void write(String key) throws Exception {
         switch (client) {
-            case "vended", "vended-stream", "vended-random", "vended-8m" -> {
+            case "vended", "vended-known", "vended-stream", "vended-random", "vended-8m" -> {
                 WriteOptions o = client.equals("vended-8m")
                         ? WriteOptions.defaults().withPartSize(StreamClients.SDK_PART_SIZE)
                         : WriteOptions.defaults();

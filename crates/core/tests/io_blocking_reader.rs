@@ -216,3 +216,60 @@ fn a_slow_reader_keeps_its_one_get_past_the_request_timeout() {
         .count();
     assert_eq!(gets, 1, "GETs of the object");
 }
+
+#[test]
+fn an_endpoint_that_never_answers_fails_the_open_within_the_retry_budget() {
+    // A socket that accepts connections and never sends a byte (a hung server, a path that
+    // drops answers). The reader's connection has no timeout of its own; the wait for the
+    // answer is bounded per attempt by the store's `timeout`, and object_store retries
+    // within `max_retries`.
+    let bg = background();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = held.clone();
+    std::thread::spawn(move || {
+        // Bounded: at most 16 connections are taken (2 attempts are expected).
+        for stream in listener.incoming().take(16).flatten() {
+            keep.lock().unwrap().push(stream);
+        }
+    });
+    let options: StorageOptions = [
+        ("aws_endpoint", format!("http://127.0.0.1:{port}")),
+        ("aws_allow_http", "true".into()),
+        ("aws_region", "us-east-1".into()),
+        ("aws_access_key_id", "AKIDHUNG".into()),
+        ("aws_secret_access_key", "not-a-real-secret".into()),
+        ("timeout", "500ms".into()),
+        ("max_retries", "1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let store = registry()
+        .open(
+            &format!("s3://{BUCKET}/hung"),
+            options,
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = bg.handle().clone();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let r = BlockingObjectReader::open(&store, "obj", 0..100, None, handle);
+        let _ = tx.send((r.map(|_| ()), started.elapsed()));
+    });
+    let (result, took) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the open still waited after 60 s");
+    let err = result.expect_err("nothing answered");
+    assert!(
+        matches!(err.kind(), ErrorKind::Io | ErrorKind::Timeout),
+        "{:?}: {err}",
+        err.kind()
+    );
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert!(!held.lock().unwrap().is_empty(), "no connection was made");
+}

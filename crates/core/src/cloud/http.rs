@@ -191,7 +191,25 @@ impl StoreHttpService {
 #[async_trait]
 impl HttpService for StoreHttpService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let response = self.client()?.execute(req).await?;
+        let client = self.client()?;
+        let response = match self.wait.filter(|_| driven::in_scope()) {
+            // The own-connection client has no timeout (its body is read at the caller's
+            // pace): the wait for the answer's headers is bounded here, per attempt, as the
+            // store's timeout bounds a pooled request; `object_store` retries a timeout of an
+            // idempotent request within its retry budget.
+            Some(wait) => tokio::time::timeout(wait, client.execute(req))
+                .await
+                .map_err(|_| {
+                    HttpError::new(
+                        HttpErrorKind::Timeout,
+                        std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            format!("no answer within {} ms", wait.as_millis()),
+                        ),
+                    )
+                })??,
+            None => client.execute(req).await?,
+        };
         if let Some(observer) = &self.observer {
             if let Some(server) = server_date_millis(response.headers()) {
                 if let Some(local) = epoch_millis(SystemTime::now()) {

@@ -52,9 +52,14 @@ impl BlockingObjectReader {
     /// `background` is a runtime that outlives the reader (the application's), for work
     /// shared with other requests.
     ///
+    /// Each attempt waits for the answer's headers at most the store's `read_timeout`, else
+    /// its `timeout` (default 30 s); `object_store` retries within its budget (`max_retries`,
+    /// `retry_timeout`).
+    ///
     /// # Errors
-    /// As [`VendedStore::read_range`]; [`ErrorKind::Io`](crate::ErrorKind::Io) when the
-    /// reader's runtime cannot be created.
+    /// As [`VendedStore::read_range`] (an endpoint that never answers: kind
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) once the retries are spent);
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the reader's runtime cannot be created.
     ///
     /// # Panics
     /// When called from within an async context (a runtime's worker thread): blocking there

@@ -224,7 +224,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             if !inner.refresh_pending.load(Ordering::Acquire)
                 && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
             {
-                self.start_refresh(now);
+                self.start_refresh(now, g.number);
             }
             return Some((c.clone(), g.number));
         }

@@ -19,6 +19,9 @@ const WAIT_SLACK: Duration = Duration::from_millis(100);
 pub(super) enum Start<C> {
     /// A refresh runs (started now or joined).
     Running(SharedRefresh<C>),
+    /// A refresh finished after the caller looked: this newer generation serves, before its
+    /// own refresh point, so no provider call is needed.
+    Current(Arc<Generation<C>>),
     /// Backing off after a failure: no provider call until the backoff elapses.
     BackingOff,
 }
@@ -34,7 +37,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                 if !inner.refresh_pending.load(Ordering::Acquire)
                     && now >= inner.next_attempt_at_millis.load(Ordering::Relaxed)
                 {
-                    self.start_refresh(now);
+                    self.start_refresh(now, g.number);
                 }
                 return credential_of(&g, &inner.provider_id);
             }
@@ -43,7 +46,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         if self.usable(&g, now) {
             // Stale window: wait for the refresh, but never past expiry.
             inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
-            if let Start::Running(fut) = self.start_refresh(now) {
+            if let Start::Running(fut) = self.start_refresh(now, g.number) {
                 let until_expiry = g.expires_at_millis.map_or(i64::MAX, |e| e - now);
                 let bound = millis(inner.config.provider_timeout)
                     .min(until_expiry)
@@ -61,17 +64,19 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             if self.usable(&g, now) {
                 return credential_of(&g, &inner.provider_id);
             }
-            return self.wait_for_fresh(now).await;
+            return self.wait_for_fresh(now, g.number).await;
         }
-        self.wait_for_fresh(now).await
+        self.wait_for_fresh(now, g.number).await
     }
 
-    /// Expired, missing or invalidated: wait for a refresh, or fail at once during backoff.
-    async fn wait_for_fresh(&self, now: i64) -> Result<(Arc<C>, u64)> {
+    /// Expired, missing or invalidated (generation `seen` was found unusable): wait for a
+    /// refresh, or fail at once during backoff.
+    async fn wait_for_fresh(&self, now: i64, seen: u64) -> Result<(Arc<C>, u64)> {
         let inner = &self.inner;
         let stale = inner.current.load_full();
-        let fut = match self.start_refresh(now) {
+        let fut = match self.start_refresh(now, seen) {
             Start::Running(fut) => fut,
+            Start::Current(fresh) => return credential_of(&fresh, &inner.provider_id),
             Start::BackingOff => {
                 // Fail fast with the last error (C17): no provider call and no waiting until
                 // the backoff elapses.
@@ -132,12 +137,23 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         }
     }
 
-    /// Starts a refresh unless one is in flight (then joins it) or a failed one asked to wait
-    /// until a later time than `now` (epoch ms, on the offset clock).
-    pub(super) fn start_refresh(&self, now: i64) -> Start<C> {
+    /// Starts a refresh unless one is in flight (then joins it), one finished since the caller
+    /// looked at generation `seen` and its result serves before its own refresh point (then
+    /// returns it: without this check, a caller that found `seen` unusable just before that
+    /// refresh completed started a second provider call), or a failed one asked to wait until a
+    /// later time than `now` (epoch ms, on the offset clock).
+    pub(super) fn start_refresh(&self, now: i64, seen: u64) -> Start<C> {
         let mut slow = self.inner.slow.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, fut)) = &slow.in_flight {
             return Start::Running(fut.clone());
+        }
+        let cur = self.inner.current.load_full();
+        if cur.number > seen
+            && cur.credential.is_some()
+            && now < cur.refresh_at_millis
+            && self.usable(&cur, now)
+        {
+            return Start::Current(cur);
         }
         if now < slow.next_attempt_at_millis {
             return Start::BackingOff;

@@ -93,3 +93,36 @@ async fn c18_a_confirmed_or_long_served_credential_refetches_at_once_when_reject
         (3, 3, 0)
     );
 }
+
+#[tokio::test]
+async fn c18_a_retry_that_saw_the_rejected_generation_before_its_refetch_finished_makes_no_second_call(
+) {
+    // Two requests signed with generation 1 are rejected at once. The first one's retry
+    // refetches; the second one's retry looked at generation 1 (unusable) just before that
+    // refetch finished, and reaches `start_refresh` after it: it must get generation 2, not
+    // start a second provider call (seen once in CI as 2 calls for one rejected part).
+    let f = fixture(
+        creds("gen1", None),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
+    let (_, g1) = f.refresher.get_credential().await.unwrap();
+    f.refresher.invalidate(g1);
+    let (_, g2) = f.refresher.get_credential().await.unwrap();
+    assert_eq!(f.calls(), 1);
+    assert!(g2 > g1);
+    let now = f.clock.now_millis();
+    match f.refresher.start_refresh(now, g1) {
+        slow::Start::Current(g) => assert_eq!(g.number, g2),
+        slow::Start::Running(_) => panic!("a second refresh started for one rejection"),
+        slow::Start::BackingOff => panic!("backing off although nothing failed"),
+    }
+    assert_eq!(f.calls(), 1, "provider calls");
+    // A caller that saw the current generation still starts the refresh it asks for.
+    assert!(matches!(
+        f.refresher.start_refresh(now, g2),
+        slow::Start::Running(_)
+    ));
+}

@@ -10,20 +10,12 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use common::{endpoint, registry, EndpointProvider, BUCKET};
-use rand::{Rng, SeedableRng};
+use common::{data, endpoint, registry, EndpointProvider, BUCKET};
 use tokio::runtime::Runtime;
 use vended_storage::io::BlockingObjectReader;
 use vended_storage::{ErrorKind, RefreshConfig, Result, StorageOptions, StorageOptionsProvider};
 
 const MIB: usize = 1 << 20;
-
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut v = vec![0u8; len];
-    rng.fill(&mut v[..]);
-    v
-}
 
 /// The endpoint provider, answering only after `delay` (a catalog taking its time).
 #[derive(Debug)]

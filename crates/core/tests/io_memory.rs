@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::data;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -20,13 +22,6 @@ fn store(name: &str) -> VendedStore {
             RefreshConfig::default(),
         )
         .unwrap()
-}
-
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut v = vec![0u8; len];
-    rng.fill(&mut v[..]);
-    v
 }
 
 fn kind<T: std::fmt::Debug>(r: Result<T, Error>) -> ErrorKind {

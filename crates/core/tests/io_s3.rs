@@ -8,19 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{endpoint, registry, EndpointProvider, BUCKET};
+use common::{data, endpoint, registry, EndpointProvider, BUCKET};
 use rand::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
 use vended_storage::{
     Error, ErrorKind, RefreshConfig, StorageOptionsProvider, VendedStore, WriteMode, WriterOptions,
 };
-
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut v = vec![0u8; len];
-    rng.fill(&mut v[..]);
-    v
-}
 
 fn kind<T: std::fmt::Debug>(r: Result<T, Error>) -> ErrorKind {
     r.unwrap_err().kind()

@@ -175,11 +175,8 @@ impl std::fmt::Debug for StoreHttpService {
 }
 
 impl StoreHttpService {
-    fn client(&self) -> Result<&HttpClient, HttpError> {
-        if !driven::in_scope() {
-            return Ok(&self.pooled);
-        }
-        driven::report_wait(self.wait);
+    /// The client of caller-driven requests, built on first use.
+    fn own_client(&self) -> Result<&HttpClient, HttpError> {
         self.own.get_or_try_init(|| {
             shared_client(&own_connection_options(&self.options))
                 .map(|(_, client)| client)
@@ -191,24 +188,29 @@ impl StoreHttpService {
 #[async_trait]
 impl HttpService for StoreHttpService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let client = self.client()?;
-        let response = match self.wait.filter(|_| driven::in_scope()) {
-            // The own-connection client has no timeout (its body is read at the caller's
-            // pace): the wait for the answer's headers is bounded here, per attempt, as the
-            // store's timeout bounds a pooled request; `object_store` retries a timeout of an
-            // idempotent request within its retry budget.
-            Some(wait) => tokio::time::timeout(wait, client.execute(req))
-                .await
-                .map_err(|_| {
-                    HttpError::new(
-                        HttpErrorKind::Timeout,
-                        std::io::Error::new(
-                            std::io::ErrorKind::TimedOut,
-                            format!("no answer within {} ms", wait.as_millis()),
-                        ),
-                    )
-                })??,
-            None => client.execute(req).await?,
+        let response = if !driven::in_scope() {
+            self.pooled.execute(req).await?
+        } else {
+            driven::report_wait(self.wait);
+            let client = self.own_client()?;
+            match self.wait {
+                // The own-connection client has no timeout (its body is read at the caller's
+                // pace): the wait for the answer's headers is bounded here, per attempt, as
+                // the store's timeout bounds a pooled request; `object_store` retries a
+                // timeout of an idempotent request within its retry budget.
+                Some(wait) => tokio::time::timeout(wait, client.execute(req))
+                    .await
+                    .map_err(|_| {
+                        HttpError::new(
+                            HttpErrorKind::Timeout,
+                            std::io::Error::new(
+                                std::io::ErrorKind::TimedOut,
+                                format!("no answer within {} ms", wait.as_millis()),
+                            ),
+                        )
+                    })??,
+                None => client.execute(req).await?,
+            }
         };
         if let Some(observer) = &self.observer {
             if let Some(server) = server_date_millis(response.headers()) {

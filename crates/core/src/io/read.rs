@@ -344,19 +344,7 @@ mod tests {
         let len: usize = chunks.iter().map(|c| c.len()).sum();
         let items: Vec<object_store::Result<Bytes>> =
             chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
-        ObjectBody {
-            info: ObjectInfo {
-                path: "o".into(),
-                size: len as u64,
-                last_modified_millis: 0,
-                e_tag: None,
-                version: None,
-            },
-            range: 0..len as u64,
-            stream: futures::stream::iter(items).boxed(),
-            received: 0,
-            pending: Bytes::new(),
-        }
+        ObjectBody::from_stream(len as u64, futures::stream::iter(items).boxed())
     }
 
     #[tokio::test]

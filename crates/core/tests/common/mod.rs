@@ -18,6 +18,15 @@ use vended_storage::{
 
 pub const BUCKET: &str = "test-bucket";
 
+/// `len` pseudo-random bytes, the same for the same `seed`.
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut v = vec![0u8; len];
+    rng.fill(&mut v[..]);
+    v
+}
+
 /// Starts the endpoint with one bucket.
 pub async fn endpoint() -> Arc<LocalS3> {
     let s3 = LocalS3::start(LocalS3Config::default())

@@ -266,7 +266,7 @@ impl ObjectWriter {
                         .map(WriteResult::from)
                         .map_err(Error::from),
                     Err(e) => {
-                        if let Err(abort) = upload.abort().await {
+                        if let Err(abort) = abort_upload(upload).await {
                             log::warn!(
                                 "aborting the upload of '{}' failed: {abort}",
                                 self.relative
@@ -293,11 +293,10 @@ impl ObjectWriter {
     /// the same; S3 lifecycle rules clean up abandoned uploads).
     pub async fn abort(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.state, State::Closed("aborted object writer")) {
-            State::Multipart(upload) => Ok(upload
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner)
-                .abort()
-                .await?),
+            State::Multipart(upload) => Ok(abort_upload(
+                upload.into_inner().unwrap_or_else(PoisonError::into_inner),
+            )
+            .await?),
             State::Failed(e) => {
                 self.state = State::Failed(e);
                 Ok(())
@@ -324,7 +323,7 @@ impl ObjectWriter {
             std::mem::replace(&mut self.state, State::Failed(e.clone()))
         {
             let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
-            if let Err(abort) = upload.abort().await {
+            if let Err(abort) = abort_upload(upload).await {
                 log::warn!("aborting the upload of '{}' failed: {abort}", self.relative);
             }
         }
@@ -384,7 +383,7 @@ impl Drop for ObjectWriter {
             match runtime {
                 Some(rt) => {
                     rt.spawn(async move {
-                        match upload.abort().await {
+                        match abort_upload(upload).await {
                             Ok(()) => log::debug!("aborted the unfinished upload of '{path}'"),
                             Err(e) => {
                                 log::warn!("aborting the unfinished upload of '{path}' failed: {e}")
@@ -461,4 +460,15 @@ impl VendedStore {
         self.forget_path(&p);
         Ok(result?.into())
     }
+}
+
+/// Aborts a multipart upload once the parts in flight have ended (each bounded by the request
+/// timeout and retries). Cancelling them instead, as `WriteMultipart::abort` does, leaves a
+/// part whose request had already reached the endpoint to be stored after the abort: S3
+/// documents that a part in progress during an abort may succeed, leaving a part that nobody
+/// aborts again.
+async fn abort_upload(mut upload: WriteMultipart) -> object_store::Result<()> {
+    // Each failed part is removed as it is reported: bounded by the number in flight.
+    while upload.wait_for_capacity(0).await.is_err() {}
+    upload.abort().await
 }

@@ -3,9 +3,12 @@ package dev.vended.storage.examples;
 import java.io.IOException;
 import java.util.Map;
 
-/** Produces one credential set as store options. */
+/**
+ * Produces one credential set as store options (used by the demo and by the soak in {@code
+ * examples.soak}).
+ */
 @FunctionalInterface
-interface CredentialSource {
+public interface CredentialSource {
     /**
      * The next credential set.
      *

@@ -10,14 +10,25 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Vends credentials from a {@link CredentialSource}, logging each rotation. */
-final class RotatingProvider implements StorageOptionsProvider {
+/**
+ * Vends credentials from a {@link CredentialSource}, logging each rotation (used by the demo and by
+ * the soak in {@code examples.soak}).
+ */
+public final class RotatingProvider implements StorageOptionsProvider {
     private final Map<String, String> baseOptions;
     private final CredentialSource source;
     private final PrintStream out;
     private final AtomicLong generation = new AtomicLong();
 
-    RotatingProvider(Map<String, String> baseOptions, CredentialSource source, PrintStream out) {
+    /**
+     * A provider returning {@code baseOptions} plus each credential set of {@code source}.
+     *
+     * @param baseOptions store options without credentials (endpoint, region, ...)
+     * @param source where each call's credentials come from; its exception is the call's
+     * @param out where one {@code rotation gen=N at=<ISO time> fetch_ms=M} line per vended set goes
+     */
+    public RotatingProvider(
+            Map<String, String> baseOptions, CredentialSource source, PrintStream out) {
         this.baseOptions = Map.copyOf(baseOptions);
         this.source = source;
         this.out = out;
@@ -41,7 +52,12 @@ final class RotatingProvider implements StorageOptionsProvider {
         return options;
     }
 
-    long vended() {
+    /**
+     * Credential sets vended so far (calls that returned; a call whose source threw is not counted).
+     *
+     * @return the count
+     */
+    public long vended() {
         return generation.get();
     }
 

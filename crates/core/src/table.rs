@@ -11,8 +11,12 @@
 //! a fingerprint of the auth headers: never a secret), so every caller in the process shares
 //! it: concurrent describes of one table are one call (single-flight), and a failed one is
 //! remembered for a backoff, the credential refresher's [`Backoff`] with the caller's
-//! [`RefreshConfig`] (default 1 s doubling to 30 s; 30 s at once for a failure the catalog
-//! calls permanent, see [`CatalogError::is_retryable`]). Until the backoff has passed, callers
+//! [`RefreshConfig`]. A caller whose open failed has nothing valid to serve with, so the rule
+//! of a refresher with nothing valid left applies ([`Serving::Nothing`], case C22): a
+//! transient failure is retried after the fixed `initial_backoff` (default 1 s, never
+//! growing), so opens work again within about a second of the catalog's return; a failure the
+//! catalog calls permanent waits `max_backoff` (default 30 s, see
+//! [`CatalogError::is_retryable`]). Until the backoff has passed, callers
 //! get the remembered error at once (same kind and catalog failure, the message saying when the
 //! next attempt is) and the catalog is not called. A success is not remembered: each open
 //! describes afresh (the registry shares the store).
@@ -29,7 +33,7 @@ use crate::catalog::{CatalogError, CatalogSpec, LanceNamespaceProvider};
 use crate::error::{Error, Result, SharedSource};
 use crate::options::{merge, StorageOptions};
 use crate::provider::StorageOptionsProvider;
-use crate::refresh::{Backoff, RefreshConfig};
+use crate::refresh::{Backoff, RefreshConfig, Serving};
 use crate::registry::ObjectStoreRegistry;
 use crate::store::VendedStore;
 
@@ -221,7 +225,13 @@ impl TableOpens {
                                 s.backoff.reset();
                             }
                             Err(e) => {
-                                let delay = s.backoff.next_delay(&config, e.is_retryable());
+                                // A table that could not be opened has nothing valid to
+                                // serve with: retried at the fixed initial delay (C22).
+                                let delay = s.backoff.next_delay(
+                                    &config,
+                                    e.is_retryable(),
+                                    Serving::Nothing,
+                                );
                                 log::warn!(
                                     "opening a table failed (provider '{}', next attempt in {delay} ms): {e}",
                                     provider.provider_id()

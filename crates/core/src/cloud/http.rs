@@ -10,8 +10,10 @@
 //!   the reader's runtime and closes with the response.
 //! - Server clock: every response's `Date` header (RFC 9110 §6.6.1 / RFC 7231 §7.1.1.2
 //!   IMF-fixdate, second precision) is reported to the store's credential refresher
-//!   ([`RefresherHandle::observe_server_time`]), which judges expiry by the endpoint's clock
-//!   when the local one is off by more than a couple of seconds.
+//!   ([`RefresherHandle::observe_server_time`]) with the local times the request was sent and
+//!   its answer read, so each sample bounds the clock offset; the refresher judges expiry by
+//!   the endpoint's clock only when agreeing samples prove it off by more than a couple of
+//!   seconds (case C23).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -188,6 +190,12 @@ impl StoreHttpService {
 #[async_trait]
 impl HttpService for StoreHttpService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        // Read before the request leaves: with the time its answer is read, it bounds when
+        // the endpoint stamped the answer's `Date` (see `observe_server_time`).
+        let sent = self
+            .observer
+            .as_ref()
+            .and_then(|_| epoch_millis(SystemTime::now()));
         let response = if !driven::in_scope() {
             self.pooled.execute(req).await?
         } else {
@@ -212,11 +220,12 @@ impl HttpService for StoreHttpService {
                 None => client.execute(req).await?,
             }
         };
-        if let Some(observer) = &self.observer {
+        if let (Some(observer), Some(sent)) = (&self.observer, sent) {
             if let Some(server) = server_date_millis(response.headers()) {
-                if let Some(local) = epoch_millis(SystemTime::now()) {
-                    // The header is truncated to the second; the refresher accounts for that.
-                    observer.observe_server_time(server, local);
+                if let Some(received) = epoch_millis(SystemTime::now()) {
+                    // The header is truncated to the second, and the answer may have waited
+                    // to be read: the refresher takes the sample as bounds, not as a value.
+                    observer.observe_server_time(server, sent, received);
                 }
             }
         }

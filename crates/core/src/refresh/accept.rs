@@ -28,8 +28,9 @@ impl<C: Send + Sync + 'static> Inner<C> {
         }
         let cur = self.current.load();
         let merged = merge(&cur.options, &fresh);
-        let g = Generation::build(cur.number + 1, merged, now, &self.config, &self.mapper)
+        let mut g = Generation::build(cur.number + 1, merged, now, &self.config, &self.mapper)
             .map_err(|e| fail(format!("returned unusable storage options: {e}")))?;
+        g.fetched_at_millis = self.clock.now_millis();
         if g.credential.is_none() {
             return Err(fail("returned an expiry but no credential".into()));
         }

@@ -7,16 +7,25 @@ use crate::error::{Error, Result};
 /// When and how the refresher renews credentials. All fields are `Duration`s.
 ///
 /// For a credential with lifetime `L` (expiry minus the time it was fetched):
-/// - the effective lead time is `min(lead_time, L / 2)`, less a random jitter of up to
-///   `jitter` of it, chosen once per credential: from then on one background refresh runs while
-///   requests keep signing with the current credential (prefetch);
-/// - the effective stale window is `min(stale_window, effective lead / 2)`: from then on
+/// - the effective lead time is `lead = min(lead_time, L / 2)`;
+/// - the refresh point is `expiry - lead - j`, with `j` drawn uniformly from
+///   `[0, jitter × lead]` once per credential (default `jitter` 0.5: up to half the lead
+///   earlier, so between `expiry - 1.5 × lead` and `expiry - lead`, never later than the
+///   deterministic lead and never earlier than a quarter into the lifetime). Stores opened at
+///   the same moment with the same expiry (a fleet of executors opening one table) so call
+///   the catalog spread over `jitter × lead` (150 s for the default 5 min lead) instead of in
+///   the same second. From the refresh point one background refresh runs while requests keep
+///   signing with the current credential (prefetch);
+/// - the effective stale window is `min(stale_window, lead / 2)`: from `expiry` minus that,
 ///   requests wait for the refresh, at most `provider_timeout` and never with an expired
 ///   credential.
 ///
-/// A failed refresh backs off from `initial_backoff`, doubling per failure up to `max_backoff`;
-/// the same schedule applies whether the credential is still valid, has expired, never
-/// existed, or was rejected by the endpoint.
+/// A failed refresh backs off: while the credential still serves, from `initial_backoff`
+/// doubling per failure up to `max_backoff` (never past its expiry, so one attempt happens at
+/// expiry); once nothing valid is left (expired, never existed, rejected by the endpoint) at
+/// the fixed `initial_backoff`, about one provider call a second, never one per request and
+/// never growing, so service returns within about that long of the catalog's return (case
+/// C22). A failure the provider calls permanent waits `max_backoff`.
 ///
 /// Build one from milliseconds with [`RefreshConfig::from_millis`], which checks the bounds;
 /// [`RefreshConfig::validate`] checks a hand-built one.
@@ -29,12 +38,15 @@ pub struct RefreshConfig {
     /// How long one provider call may take before it counts as failed, and the longest a
     /// request waits for a refresh. Default 30 s.
     pub provider_timeout: Duration,
-    /// First retry delay after a failed refresh (doubles per failure). Default 1 s.
+    /// First retry delay after a failed refresh (doubles per failure while the credential
+    /// is valid), and the fixed retry interval once nothing valid is left. Default 1 s.
     pub initial_backoff: Duration,
     /// Longest retry delay. Default 30 s. While the credential is valid, retries are never
     /// scheduled past its expiry.
     pub max_backoff: Duration,
-    /// Jitter as a fraction of the effective lead time, `0.0..=0.5`. Default 0.1.
+    /// How far before the deterministic refresh point a credential's refresh point may be
+    /// moved, as a fraction of the effective lead time, `0.0..=0.5` (0: no jitter). Default
+    /// 0.5.
     pub jitter: f64,
     /// A fresh credential whose remaining lifetime is at most this is rejected as "about to
     /// expire". Default 500 ms.
@@ -49,7 +61,7 @@ impl Default for RefreshConfig {
             provider_timeout: Duration::from_secs(30),
             initial_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
-            jitter: 0.1,
+            jitter: 0.5,
             min_remaining: Duration::from_millis(500),
         }
     }

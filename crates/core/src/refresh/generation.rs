@@ -25,7 +25,8 @@ pub struct Generation<C> {
     pub options: Arc<StorageOptions>,
     /// The credential, or `None` when the options carry none (the first use then fetches).
     pub credential: Option<Arc<C>>,
-    /// Local time this generation was accepted, epoch ms.
+    /// Local time this generation was accepted, epoch ms: the refresher's clock without the
+    /// endpoint's clock offset, so that ages stay right when the offset changes.
     pub fetched_at_millis: i64,
     /// Expiry, epoch ms; `None` when the provider gave none (used until the endpoint rejects
     /// it).
@@ -37,7 +38,9 @@ pub struct Generation<C> {
 }
 
 impl<C> Generation<C> {
-    /// Builds generation `number` from merged `options` at local time `now` (epoch ms).
+    /// Builds generation `number` from merged `options` at `now` (epoch ms, on the clock
+    /// expiries are judged by: local plus the endpoint's offset). `fetched_at_millis` is set to
+    /// `now`; a caller with a clock offset sets it to local time.
     ///
     /// # Errors
     /// [`crate::Error::InvalidOption`] for a bad `expires_at_millis` or a credential the mapper

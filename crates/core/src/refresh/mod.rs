@@ -5,26 +5,34 @@
 //!   [`CredentialRefresher::get_credential`] is an `ArcSwap` load, a clock read, two atomic
 //!   loads and an `Arc` clone: no lock, no allocation.
 //! - **Prefetch** (from the refresh point, see [`RefreshConfig`]): exactly one refresh runs in a
-//!   spawned task; every request keeps signing with the still-valid credential.
+//!   spawned task; every request keeps signing with the still-valid credential. The refresh
+//!   point is jittered per credential, up to `jitter` (default half) of the lead earlier, so a
+//!   fleet of stores opened at once with one expiry spreads its catalog calls over the window.
 //! - **Stale window** (shortly before expiry): requests wait for that refresh, at most
 //!   `provider_timeout` and never past expiry.
 //! - **Expired, missing or invalidated** (after the endpoint rejected it): requests wait for a
 //!   refresh (one provider call shared by all concurrent waiters); if it fails they get an
 //!   error carrying the provider's message and source.
-//! - **Backoff**: a failed refresh is never cached as a result. The still-valid credential
-//!   keeps serving, and retries back off exponentially from `initial_backoff` to `max_backoff`
-//!   (while a credential is valid, never past its expiry, so one attempt happens at expiry).
-//!   The same schedule holds once no valid credential is left: during backoff a request that
-//!   needs a new credential fails at once with the last error (no provider call, no waiting);
-//!   the first request after the backoff tries again. So a provider that keeps failing sees a
-//!   handful of calls, never one per request (case C17).
+//! - **Backoff**: a failed refresh is never cached as a result. While the credential is valid
+//!   it keeps serving, and retries back off exponentially from `initial_backoff` to
+//!   `max_backoff` (never past its expiry, so one attempt happens at expiry). Once no valid
+//!   credential is left (expired, missing or rejected) the store is down until a call
+//!   succeeds, so retries stay at the fixed `initial_backoff` (default 1 s): about one provider
+//!   call a second per refresher, never growing, and service returns within about that long of
+//!   the provider's return (case C22). Meanwhile a request that needs a new credential fails at
+//!   once with the last error (no provider call, no waiting); the first request after the
+//!   delay tries again. So a provider that keeps failing sees about one call a second, never
+//!   one per request (case C17). A failure the provider calls permanent waits `max_backoff`.
 //! - **Rejections**: [`CredentialRefresher::invalidate`] (the endpoint rejected a generation)
 //!   makes the next request refetch at once. When a generation vended by such a refetch is
 //!   rejected too (the endpoint rejects what the provider vends), that counts as a failed
 //!   refresh for the backoff, with an error saying the endpoint rejected freshly vended
 //!   credentials (case C18).
-//! - **Clock skew**: [`CredentialRefresher::observe_server_time`] records the offset between
-//!   the endpoint's clock and ours; all expiry decisions use the local clock plus that offset.
+//! - **Clock skew**: [`CredentialRefresher::observe_server_time`] takes each `Date` sample as
+//!   bounds on the offset between the endpoint's clock and ours (from the request's send time
+//!   and the answer's read time), and applies an offset only when agreeing samples prove it
+//!   beyond a couple of seconds; all expiry decisions use the local clock plus that offset. A
+//!   late read or a one-second `Date` never gives an offset (case C23).
 
 mod accept;
 mod backoff;
@@ -36,11 +44,11 @@ mod slow;
 mod stats;
 mod task;
 
-pub use backoff::Backoff;
+pub use backoff::{Backoff, Serving};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{setting, RefreshConfig, MAX_SETTING};
 pub use generation::{CredentialMapper, Generation};
-pub use skew::{CLOCK_SKEW_THRESHOLD_MILLIS, MAX_CLOCK_OFFSET_MILLIS};
+pub use skew::{CLOCK_SKEW_THRESHOLD_MILLIS, MAX_CLOCK_OFFSET_MILLIS, MIN_SAMPLES};
 pub use stats::RefreshStats;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -52,7 +60,7 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use crate::error::{Error, Result};
 use crate::options::{has_credentials, merge, StorageOptions};
 use crate::provider::StorageOptionsProvider;
-use skew::NO_ESTIMATE;
+use skew::SkewEvidence;
 use stats::Counters;
 
 /// How far behind [`Clock::now_millis_coarse`] may be, as far as the hot path is concerned.
@@ -111,8 +119,8 @@ struct Inner<C> {
     warned_no_expiry: AtomicBool,
     /// Offset applied to the clock for every expiry decision (endpoint minus local, ms).
     clock_offset: AtomicI64,
-    /// Smoothed offset samples (ms); `NO_ESTIMATE` before the first.
-    offset_estimate: AtomicI64,
+    /// The evidence the offset is learned from (see `skew.rs`).
+    skew: Mutex<SkewEvidence>,
     warned_absurd_offset: AtomicBool,
 }
 
@@ -169,7 +177,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             counters: Counters::default(),
             warned_no_expiry: AtomicBool::new(false),
             clock_offset: AtomicI64::new(0),
-            offset_estimate: AtomicI64::new(NO_ESTIMATE),
+            skew: Mutex::new(SkewEvidence::default()),
             warned_absurd_offset: AtomicBool::new(false),
         };
         inner.warn_if_no_expiry(&inner.current.load());
@@ -254,11 +262,17 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             .endpoint_rejections
             .fetch_add(1, Ordering::Relaxed);
         let now = inner.now();
-        let age = now.saturating_sub(cur.fetched_at_millis);
+        // On the local clock, like `fetched_at_millis`: a clock offset learned in between
+        // never makes the age negative or shorter than it was.
+        let age = inner
+            .clock
+            .now_millis()
+            .saturating_sub(cur.fetched_at_millis)
+            .max(0);
         if slow.unproven_generation == number {
             slow.unproven_generation = 0;
             if age <= FRESH_REJECTION_WINDOW_MILLIS {
-                let delay = inner.next_delay(&mut slow, true);
+                let delay = inner.next_delay(&mut slow, now, true);
                 let e = Error::provider(
                     &inner.provider_id,
                     format!(
@@ -302,21 +316,31 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         }
     }
 
-    /// Records the endpoint's clock: `server_millis` is the time an endpoint response carried
-    /// (epoch ms; from an HTTP `Date` header, RFC 9110 section 6.6.1, which has second
-    /// precision), `local_millis` the local time (epoch ms, same clock as this refresher's,
-    /// the system clock in production) when that response arrived. Call it for every response
-    /// that carries a `Date`; it takes no lock and allocates nothing.
+    /// Records one sample of the endpoint's clock: `server_millis` is the time an endpoint
+    /// answer carried (epoch ms; from an HTTP `Date` header, RFC 9110 section 6.6.1, truncated
+    /// to the second), `sent_millis` the local time (epoch ms, the same clock as this
+    /// refresher's: the system clock in production) just before the request was sent, and
+    /// `received_millis` the local time its answer was read. Call it for every answer that
+    /// carries a `Date`; it allocates nothing and never blocks (a sample arriving while another
+    /// is recorded is dropped).
     ///
-    /// The offset (endpoint minus local, counting the truncated `Date` as its second's
-    /// midpoint) is smoothed over samples (each moves the estimate a quarter of the way). It
-    /// is applied only when it exceeds [`CLOCK_SKEW_THRESHOLD_MILLIS`] (2 s); a sample beyond
+    /// A sample bounds the offset (endpoint minus local) to `[server - received, server +
+    /// 1000 - sent]` (plus 100 ms slack per side): a late read, a GC pause or a starved
+    /// scheduler only widens it. Agreeing samples are intersected; the offset is applied only
+    /// when at least [`MIN_SAMPLES`] agree and their common interval lies entirely beyond
+    /// ±[`CLOCK_SKEW_THRESHOLD_MILLIS`] (2 s), and then it is that interval's upper bound (the
+    /// latest the endpoint's clock can read, so no credential looks valid longer than the
+    /// endpoint allows; the error is towards refreshing early, at most the interval's width).
+    /// Samples that disagree with the interval replace it once [`MIN_SAMPLES`] of them agree
+    /// (the endpoint's clock was corrected). A sample whose bounds lie beyond
     /// [`MAX_CLOCK_OFFSET_MILLIS`] (1 h) is ignored with a warning. Once applied, every expiry
     /// decision (refresh point, stale window, expiry, "already expired" answers) uses local
     /// time plus the offset, so a slow local clock refreshes before the endpoint's expiry and
-    /// a fast one does not throw away credentials that are still valid.
-    pub fn observe_server_time(&self, server_millis: i64, local_millis: i64) {
-        self.inner.observe_server_time(server_millis, local_millis)
+    /// a fast one does not throw away credentials that are still valid (case C23: delayed or
+    /// coarse samples never give an offset; one of minutes is learned).
+    pub fn observe_server_time(&self, server_millis: i64, sent_millis: i64, received_millis: i64) {
+        self.inner
+            .observe_server_time(server_millis, sent_millis, received_millis)
     }
 
     /// The clock offset applied to expiry decisions, ms (see
@@ -337,10 +361,12 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let cur = inner.current.load_full();
         let now = inner.now();
         let merged = merge(&cur.options, &options);
-        let Ok(g) = Generation::build(cur.number + 1, merged, now, &inner.config, &inner.mapper)
+        let Ok(mut g) =
+            Generation::build(cur.number + 1, merged, now, &inner.config, &inner.mapper)
         else {
             return;
         };
+        g.fetched_at_millis = inner.clock.now_millis();
         let later = match (g.expires_at_millis, cur.expires_at_millis) {
             (Some(new), Some(old)) => new > old,
             (_, _) => !self.usable(&cur, now),
@@ -395,8 +421,8 @@ pub trait RefresherHandle: Send + Sync + std::fmt::Debug {
     fn invalidate(&self, generation: u64);
     /// See [`CredentialRefresher::report_auth_retry`].
     fn report_auth_retry(&self, generation: u64, accepted: bool);
-    /// See [`CredentialRefresher::observe_server_time`] (epoch ms both).
-    fn observe_server_time(&self, server_millis: i64, local_millis: i64);
+    /// See [`CredentialRefresher::observe_server_time`] (epoch ms, all three).
+    fn observe_server_time(&self, server_millis: i64, sent_millis: i64, received_millis: i64);
     /// See [`CredentialRefresher::offer`].
     fn offer(&self, options: StorageOptions);
     /// See [`CredentialRefresher::stats`].
@@ -419,8 +445,8 @@ impl<C: Send + Sync + 'static> RefresherHandle for CredentialRefresher<C> {
     fn report_auth_retry(&self, generation: u64, accepted: bool) {
         CredentialRefresher::report_auth_retry(self, generation, accepted)
     }
-    fn observe_server_time(&self, server_millis: i64, local_millis: i64) {
-        CredentialRefresher::observe_server_time(self, server_millis, local_millis)
+    fn observe_server_time(&self, server_millis: i64, sent_millis: i64, received_millis: i64) {
+        CredentialRefresher::observe_server_time(self, server_millis, sent_millis, received_millis)
     }
     fn offer(&self, options: StorageOptions) {
         CredentialRefresher::offer(self, options)

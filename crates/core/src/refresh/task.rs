@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use futures::future::FutureExt;
 
+use super::backoff::Serving;
 use super::config::millis;
 use super::{Generation, Inner, SlowState};
 use crate::error::{Error, Result};
@@ -83,17 +84,32 @@ impl<C: Send + Sync + 'static> Inner<C> {
             Err(e) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 // A failure the catalog calls permanent (table gone, access revoked) is retried
-                // at the slowest pace at once; transient ones back off from `initial_backoff`.
-                let delay = self.next_delay(&mut slow, e.is_retryable());
+                // at the slowest pace at once; transient ones back off from `initial_backoff`,
+                // growing only while a valid credential still serves (C22).
+                let delay = self.next_delay(&mut slow, now, e.is_retryable());
                 self.back_off(&mut slow, now, delay, e.clone());
             }
         }
         outcome
     }
 
-    /// The delay (ms) after one more failure, and the one after it doubled for next time.
-    pub(super) fn next_delay(&self, slow: &mut SlowState<C>, retryable: bool) -> i64 {
-        slow.backoff.next_delay(&self.config, retryable)
+    /// Whether the current generation can still sign at `now` (epoch ms, offset clock): not
+    /// expired, not rejected by the endpoint.
+    fn serving(&self, now: i64) -> Serving {
+        let cur = self.current.load();
+        if cur.is_valid_at(now) && cur.number != self.invalidated.load(Ordering::SeqCst) {
+            Serving::Valid
+        } else {
+            Serving::Nothing
+        }
+    }
+
+    /// The delay (ms) after one more failure at `now` (epoch ms, offset clock): growing while
+    /// the current credential still serves, the fixed `initial_backoff` once nothing valid is
+    /// left (see [`Backoff`](super::Backoff)).
+    pub(super) fn next_delay(&self, slow: &mut SlowState<C>, now: i64, retryable: bool) -> i64 {
+        let serving = self.serving(now);
+        slow.backoff.next_delay(&self.config, retryable, serving)
     }
 
     /// Schedules the next provider call `delay` ms after `now` (never past the expiry of a
@@ -102,8 +118,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
     pub(super) fn back_off(&self, slow: &mut SlowState<C>, now: i64, delay: i64, e: Error) {
         let cur = self.current.load();
         let mut next = now.saturating_add(delay);
-        let usable = cur.is_valid_at(now) && cur.number != self.invalidated.load(Ordering::SeqCst);
-        if let (true, Some(exp)) = (usable, cur.expires_at_millis) {
+        if let (Serving::Valid, Some(exp)) = (self.serving(now), cur.expires_at_millis) {
             next = next.min(exp);
         }
         slow.next_attempt_at_millis = next;

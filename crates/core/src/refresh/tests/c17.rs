@@ -34,7 +34,7 @@ fn assert_is_catalog_down(e: &Error) {
 }
 
 #[tokio::test]
-async fn c17_failing_provider_after_expiry_follows_the_backoff_schedule_then_heals() {
+async fn c17_failing_provider_after_expiry_is_called_once_a_second_then_heals() {
     let f = fixture(
         creds("gen1", Some(T0 + 3_000)),
         no_jitter(300),
@@ -58,31 +58,35 @@ async fn c17_failing_provider_after_expiry_follows_the_backoff_schedule_then_hea
         1,
         "one provider call for 200 requests during the backoff"
     );
-    // 200 more over 10 s (one every 50 ms): calls at +1 s, +2 s, +4 s after each failure.
+    // 200 more over 10 s (one every 50 ms): nothing valid is left, so one call a second
+    // (`initial_backoff`), never growing (C22).
     for _ in 0..200 {
         f.clock.advance(50);
         assert_is_catalog_down(&f.key().await.unwrap_err());
     }
-    // Failures at 3.5 s, 4.5 s (1 s later), 6.5 s (2 s), 10.5 s (4 s); the next is at 18.5 s.
-    assert_eq!(f.calls(), 4, "provider calls follow the backoff schedule");
+    // Failures at 3.5 s, 4.5 s, ..., 13.5 s; the next attempt is at 14.5 s.
+    assert_eq!(f.calls(), 11, "one provider call a second");
     let stats = f.refresher.stats();
     assert_eq!(
         (stats.fetches, stats.failures, stats.backoff_rejections),
-        (4, 4, 396),
+        (11, 11, 389),
         "{stats:?}"
     );
     assert_eq!(stats.generation, 1);
-    // The provider heals: the first call after the current backoff succeeds, no reopen.
+    // The provider heals: the first call after the current delay succeeds, no reopen.
     f.provider.script.lock().unwrap().clear();
-    f.clock.set(T0 + 18_499);
+    f.clock.set(T0 + 14_499);
     assert_is_catalog_down(&f.key().await.unwrap_err());
-    assert_eq!(f.calls(), 4);
-    f.clock.set(T0 + 18_500);
+    assert_eq!(f.calls(), 11);
+    f.clock.set(T0 + 14_500);
     assert_eq!(f.key().await.unwrap(), "gen2");
     assert_eq!(f.key().await.unwrap(), "gen2");
-    assert_eq!(f.calls(), 5);
+    assert_eq!(f.calls(), 12);
     let stats = f.refresher.stats();
-    assert_eq!((stats.fetches, stats.failures, stats.generation), (5, 4, 2));
+    assert_eq!(
+        (stats.fetches, stats.failures, stats.generation),
+        (12, 11, 2)
+    );
 }
 
 #[test]
@@ -148,7 +152,7 @@ fn c17_failing_provider_after_expiry_from_eight_threads() {
     f.clock.advance(1);
     assert!(run_round(5).iter().all(|r| r.is_err()));
     assert_eq!(f.calls(), 2);
-    // Heal: after the (now 2 s) backoff every thread gets gen2 from one call.
+    // Heal: after the (fixed 1 s) delay every thread gets gen2 from one call.
     f.provider.script.lock().unwrap().clear();
     f.clock.advance(2_000);
     let results = run_round(25);

@@ -21,9 +21,13 @@ async fn c02_slow_local_clock_refreshes_before_the_server_side_expiry() {
             false,
         );
         if observe {
-            // A response's `Date` header (second precision) and our clock when it arrived.
-            f.refresher.observe_server_time(T0 + SKEW, T0);
-            assert_eq!(f.refresher.stats().clock_offset_millis, SKEW + 500);
+            // Responses' `Date` headers (second precision), our clock when each request was
+            // sent and when its answer was read: agreeing samples, the offset is applied.
+            for _ in 0..MIN_SAMPLES {
+                f.refresher.observe_server_time(T0 + SKEW, T0 - 10, T0);
+            }
+            let offset = f.refresher.stats().clock_offset_millis;
+            assert!((SKEW..=SKEW + 1_200).contains(&offset), "{offset}");
         }
         let mut signed_expired = 0;
         let mut first_refresh_server_time = None;
@@ -86,8 +90,12 @@ async fn c02_fast_local_clock_with_observed_offset_never_signs_expired_nor_refre
         );
         f.clock.set(T0 - SKEW);
         if observe {
-            f.refresher.observe_server_time(T0, T0 - SKEW);
-            assert_eq!(f.refresher.clock_offset_millis(), SKEW + 500);
+            for _ in 0..MIN_SAMPLES {
+                f.refresher
+                    .observe_server_time(T0, T0 - SKEW - 10, T0 - SKEW);
+            }
+            let offset = f.refresher.clock_offset_millis();
+            assert!((SKEW..=SKEW + 1_200).contains(&offset), "{offset}");
         }
         let (mut ok, mut signed_expired) = (0, 0);
         for _ in 0..600 {
@@ -117,7 +125,7 @@ async fn c02_fast_local_clock_with_observed_offset_never_signs_expired_nor_refre
 }
 
 #[test]
-fn observed_offsets_are_smoothed_thresholded_and_bounded() {
+fn observed_offsets_need_agreeing_samples_beyond_the_threshold_and_are_bounded() {
     let f = fixture(
         creds("gen1", Some(T0 + 600_000)),
         no_jitter(300),
@@ -126,28 +134,40 @@ fn observed_offsets_are_smoothed_thresholded_and_bounded() {
         false,
     );
     let r = &f.refresher;
-    // Within the Date header's precision: no offset.
-    r.observe_server_time(T0 + 1_000, T0);
+    // Within the Date header's precision: no offset, however many samples.
+    for _ in 0..10 {
+        r.observe_server_time(T0 + 1_000, T0, T0 + 20);
+    }
     assert_eq!(r.clock_offset_millis(), 0);
-    // Absurd samples are ignored.
+    // Absurd samples are ignored, and so is one whose answer came before its request.
     for absurd in [7_200_000, -7_200_000, i64::MAX, i64::MIN] {
-        r.observe_server_time(absurd, T0);
-        r.observe_server_time(T0, absurd);
+        for _ in 0..MIN_SAMPLES {
+            r.observe_server_time(absurd, T0, T0);
+            r.observe_server_time(T0, absurd, absurd);
+        }
         assert_eq!(r.clock_offset_millis(), 0);
     }
-    // A real skew: smoothed towards it, a quarter of the way per sample.
-    let mut last = 0;
-    for _ in 0..40 {
-        r.observe_server_time(T0 + 60_000, T0);
-        let now = r.clock_offset_millis();
-        assert!(now >= last && now <= 60_500, "{now}");
-        last = now;
+    r.observe_server_time(T0 + 60_000, T0, T0 - 5_000);
+    // A real skew: applied once MIN_SAMPLES samples agree, not before.
+    let at = |i: i64| T0 + 20_000 + i * 1_237;
+    let ahead = |i: i64| {
+        let stamped = at(i) + 60_005;
+        r.observe_server_time(stamped - stamped % 1_000, at(i), at(i) + 10);
+    };
+    for i in 0..i64::from(MIN_SAMPLES) - 1 {
+        ahead(i);
+        assert_eq!(r.clock_offset_millis(), 0, "sample {i}");
     }
-    assert!(last > 60_000, "{last}");
-    assert_eq!(r.stats().clock_offset_millis, last);
-    // Back in sync: the offset goes away again.
-    for _ in 0..40 {
-        r.observe_server_time(T0, T0);
+    for i in i64::from(MIN_SAMPLES) - 1..40 {
+        ahead(i);
+    }
+    let learned = r.clock_offset_millis();
+    assert!((60_000..=60_300).contains(&learned), "{learned}");
+    assert_eq!(r.stats().clock_offset_millis, learned);
+    // Back in sync: once MIN_SAMPLES samples agree on it, the offset goes away again.
+    for i in 40..40 + i64::from(MIN_SAMPLES) {
+        let stamped = at(i) + 5;
+        r.observe_server_time(stamped - stamped % 1_000, at(i), at(i) + 10);
     }
     assert_eq!(r.clock_offset_millis(), 0);
 }

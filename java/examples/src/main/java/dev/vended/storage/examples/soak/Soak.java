@@ -1,5 +1,8 @@
 package dev.vended.storage.examples.soak;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import dev.vended.storage.AsyncObjectStore;
 import dev.vended.storage.ObjectMeta;
 import dev.vended.storage.ObjectStore;
@@ -10,6 +13,7 @@ import dev.vended.storage.examples.RotatingProvider;
 import dev.vended.storage.examples.soak.SoakArgs.UsageException;
 import dev.vended.storage.examples.soak.SoakReport.Sample;
 import dev.vended.storage.examples.soak.SoakStats.Op;
+import dev.vended.storage.testkit.KeyStats;
 import dev.vended.storage.testkit.LocalS3Server;
 
 import java.io.IOException;
@@ -200,6 +204,8 @@ public final class Soak {
                 problems.add("refresh stats unavailable: " + e.getMessage());
             }
             String proxyStats = proxy.ask("STATS").replaceFirst("^STATS ", "");
+            String uploads = incompleteUploads(local);
+            String endpointStats = endpointStats(local);
             String command =
                     System.getProperty("soak.command", "java " + Soak.class.getName())
                             + (argv.length == 0 ? "" : " " + String.join(" ", argv));
@@ -214,6 +220,8 @@ public final class Soak {
                             provider.vended(),
                             refresh,
                             proxyStats,
+                            uploads,
+                            endpointStats,
                             start,
                             end,
                             peak,
@@ -324,6 +332,57 @@ public final class Soak {
             }
         } catch (IOException | RuntimeException e) {
             stats.failed(Op.CLEANUP, t0, System.nanoTime(), e);
+        }
+    }
+
+    /**
+     * What local-s3 accepted and refused, summed over every key it issued ({@code /_admin/stats}).
+     */
+    private static String endpointStats(LocalS3Server local) {
+        try {
+            long accepted = 0;
+            long rejected = 0;
+            long expired = 0;
+            long invalid = 0;
+            long badToken = 0;
+            long denied = 0;
+            for (KeyStats k : local.stats().values()) {
+                accepted += k.accepted();
+                rejected += k.rejected();
+                expired += k.expired();
+                invalid += k.invalidKey();
+                badToken += k.badToken();
+                denied += k.denied();
+            }
+            return String.format(
+                    Locale.ROOT,
+                    "%,d requests accepted, %,d rejected (expired credential %,d, unknown key %,d,"
+                            + " bad token %,d, denied %,d)",
+                    accepted,
+                    rejected,
+                    expired,
+                    invalid,
+                    badToken,
+                    denied);
+        } catch (IOException | RuntimeException e) {
+            return "n/a (" + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * The multipart uploads local-s3 still holds (started, neither completed nor aborted), from its
+     * admin API ({@code GET /_admin/uploads}), as text for the report.
+     */
+    private static String incompleteUploads(LocalS3Server local) {
+        try {
+            JsonNode uploads =
+                    new ObjectMapper()
+                            .readTree(
+                                    local.send(
+                                            "GET", "/_admin/uploads?bucket=" + BUCKET, null, null));
+            return uploads.size() + (uploads.size() == 0 ? "" : " (parts left on the endpoint)");
+        } catch (IOException | RuntimeException e) {
+            return "n/a (this local-s3 cannot list them: " + e.getMessage() + ")";
         }
     }
 

@@ -23,8 +23,9 @@ final class SoakReport {
      * @param osThreads threads of the process ({@code Threads} in /proc/self/status: Java, JVM and
      *     native runtime threads); -1 where /proc is missing
      * @param javaThreads live Java threads (including native threads attached to the JVM)
+     * @param heapCommittedKiB memory committed to the Java heap, KiB (part of the RSS once touched)
      */
-    record Sample(long rssKiB, long osThreads, long javaThreads) {
+    record Sample(long rssKiB, long osThreads, long javaThreads, long heapCommittedKiB) {
         static Sample now() {
             long rss = -1;
             long threads = -1;
@@ -39,14 +40,19 @@ final class SoakReport {
             } catch (IOException | NumberFormatException e) {
                 // not Linux: leave -1
             }
-            return new Sample(rss, threads, ManagementFactory.getThreadMXBean().getThreadCount());
+            return new Sample(
+                    rss,
+                    threads,
+                    ManagementFactory.getThreadMXBean().getThreadCount(),
+                    ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted() >> 10);
         }
 
         Sample max(Sample o) {
             return new Sample(
                     Math.max(rssKiB, o.rssKiB),
                     Math.max(osThreads, o.osThreads),
-                    Math.max(javaThreads, o.javaThreads));
+                    Math.max(javaThreads, o.javaThreads),
+                    Math.max(heapCommittedKiB, o.heapCommittedKiB));
         }
 
         String mib() {
@@ -66,6 +72,8 @@ final class SoakReport {
      * @param generations credential sets vended (successful calls)
      * @param refresh the store's refresher counters at the end, or {@code null} if unavailable
      * @param proxyStats the fault proxy's {@link FaultProxy#statsLine()}
+     * @param incompleteUploads multipart uploads the endpoint still holds at the end, as text
+     * @param endpointStats what the endpoint accepted and refused, as text
      * @param start the process before the workers started
      * @param end the process after they stopped
      * @param peak the largest values sampled while they ran
@@ -82,6 +90,8 @@ final class SoakReport {
             long generations,
             RefreshStats refresh,
             String proxyStats,
+            String incompleteUploads,
+            String endpointStats,
             Sample start,
             Sample end,
             Sample peak,
@@ -169,13 +179,18 @@ final class SoakReport {
                     r.clockOffsetMillis());
         }
         out.println("| outage | " + outageText(f) + " |");
+        out.println("| endpoint (local-s3) | " + f.endpointStats + " |");
         out.println("| fault proxy | " + f.proxyStats + " |");
+        out.println("| multipart uploads left incomplete | " + f.incompleteUploads + " |");
         out.printf(
                 Locale.ROOT,
-                "| RSS | start %s, end %s, peak %s |%n",
+                "| RSS | start %s, end %s, peak %s (Java heap committed: start %d MiB, end %d"
+                        + " MiB) |%n",
                 f.start.mib(),
                 f.end.mib(),
-                f.peak.mib());
+                f.peak.mib(),
+                f.start.heapCommittedKiB >> 10,
+                f.end.heapCommittedKiB >> 10);
         out.printf(
                 Locale.ROOT,
                 "| threads (process / Java) | start %d / %d, end %d / %d, peak %d / %d |%n",

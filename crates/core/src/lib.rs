@@ -29,6 +29,23 @@
 //! store.put("part-0", bytes::Bytes::from_static(b"hello")).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! ## Where to start (the README's sections)
+//!
+//! - **Write a provider**: implement [`StorageOptionsProvider`]; return the complete options
+//!   to use now, with `expires_at_millis` (epoch milliseconds, a decimal string). Refresh is
+//!   driven by requests: an idle store makes no provider call, and a busy one calls it about
+//!   once or twice per credential lifetime ([`RefreshConfig`]).
+//! - **Open a store**: [`ObjectStoreRegistry::open`] returns a [`VendedStore`]; stores are
+//!   shared by equal [`StoreKey`]s. Every option key: `docs/configuration.md` in the
+//!   repository (generated from [`options`] and [`cloud`]).
+//! - **Open a table by name from a catalog**: [`LanceNamespaceProvider`] and
+//!   [`IcebergRestCredentialsProvider`] in [`catalog`].
+//! - **Streams and I/O**: [`io`]: [`ObjectWriter`] (multipart), [`ObjectBody`], ranged reads
+//!   into your buffers, [`DelimitedListing`], conditional puts.
+//! - **Errors**: [`Error`] with an [`ErrorKind`] and `is_retryable()`.
+//! - **Monitoring**: [`VendedStore::refresh_stats`] ([`RefreshStats`]); [`Session`] is a read
+//!   cache with [`SessionStats`].
 
 pub mod catalog;
 pub mod cloud;

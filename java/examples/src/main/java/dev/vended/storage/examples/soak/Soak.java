@@ -80,10 +80,13 @@ public final class Soak {
             out.println(SoakArgs.USAGE);
             return 0;
         }
+        String workProperty = System.getProperty("soak.workDir");
         Path work =
                 a.workDir() != null
                         ? Files.createDirectories(a.workDir())
-                        : Files.createTempDirectory("vended-storage-soak-");
+                        : workProperty != null
+                                ? Files.createDirectories(Path.of(workProperty))
+                                : Files.createTempDirectory("vended-storage-soak-");
         List<AutoCloseable> started = new ArrayList<>();
         try {
             return soak(a, argv, work, started, out, err);

@@ -101,6 +101,7 @@ final class SoakReport {
         boolean passed() {
             return stats.total(stats.failedOutside) == 0
                     && stats.mismatches.get() == 0
+                    && stats.crashes.get() == 0
                     && problems.isEmpty()
                     && stats.total(stats.ops) > 0;
         }
@@ -155,6 +156,12 @@ final class SoakReport {
                 s.bytesVerified.get() / (double) (1L << 30),
                 s.bytesWritten.get());
         out.printf(Locale.ROOT, "| verification mismatches | %,d |%n", s.mismatches.get());
+        if (s.crashes.get() > 0) {
+            out.printf(
+                    Locale.ROOT,
+                    "| unexpected exceptions in workers | %,d (see stderr) |%n",
+                    s.crashes.get());
+        }
         out.printf(
                 Locale.ROOT,
                 "| rotations | %,d provider calls, %,d credential generations vended, %,d calls"

@@ -50,6 +50,9 @@ final class SoakStats {
     final AtomicLong bytesWritten = new AtomicLong();
     final AtomicLong mismatches = new AtomicLong();
 
+    /** Unexpected exceptions that escaped a worker's step (each fails the run). */
+    final AtomicLong crashes = new AtomicLong();
+
     /** Operations that succeeded while the catalog was down. */
     final LongAdder okDuringOutage = new LongAdder();
 
@@ -108,6 +111,20 @@ final class SoakStats {
             if (printedOutside.incrementAndGet() <= MAX_PRINTED) {
                 err.println(line("FAILURE", op, startNanos, endNanos, t));
             }
+        }
+    }
+
+    /** Counts an unexpected exception that escaped a worker's step (a broken contract). */
+    void crash(String worker, RuntimeException e) {
+        crashes.incrementAndGet();
+        if (printedMismatch.incrementAndGet() <= MAX_PRINTED) {
+            err.printf(
+                    Locale.ROOT,
+                    "UNEXPECTED in %s at t=%.1fs: %s%n",
+                    worker,
+                    (System.nanoTime() - runStart) / 1e9,
+                    e);
+            e.printStackTrace(err);
         }
     }
 

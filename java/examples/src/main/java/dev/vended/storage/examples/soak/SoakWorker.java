@@ -75,7 +75,13 @@ final class SoakWorker implements Runnable {
     public void run() {
         while (System.nanoTime() - deadline < 0) {
             long failuresBefore = failures();
-            step();
+            try {
+                step();
+            } catch (RuntimeException e) {
+                // A contract broken (e.g. a null result): counted, and the worker goes on.
+                failedCalls++;
+                stats.crash(Thread.currentThread().getName(), e);
+            }
             if (failures() != failuresBefore) {
                 pauseAfterFailure();
             }
@@ -374,6 +380,10 @@ final class SoakWorker implements Runnable {
             if (await(Op.ASYNC_GET, f, t1) == null) {
                 byte[] back = f.join();
                 Obj o = live.get(stored.get(i));
+                if (back == null) {
+                    stats.mismatch(Op.ASYNC_GET, stored.get(i) + ": getAsync completed with null");
+                    continue;
+                }
                 check(Op.ASYNC_GET, stored.get(i), o, 0, back, back.length, o.size);
             }
         }

@@ -8,6 +8,7 @@
 //! | `POST /_admin/credentials?ttl_ms=N[&scope=bucket/prefix]` | 200 `{"access_key_id","secret_access_key","session_token","expires_at_millis"}` |
 //! | `POST /_admin/revoke?access_key_id=X` | 204 |
 //! | `GET /_admin/stats` | 200 `{"AKID":{"accepted":..,"rejected":..,"expired":..,"invalid_key":..,"bad_token":..,"denied":..}}` |
+//! | `GET /_admin/uploads[?bucket=NAME]` | 200 `[{"bucket","key","upload_id","parts","initiated_millis"}]` |
 //! | `GET /_admin/requests` | 200 `[{"access_key_id","method","bucket","key","accepted","reason","status"}]` |
 //!
 //! Errors are `{"error":"message"}` with 400 (bad input), 404 (unknown path) or 405.
@@ -123,7 +124,7 @@ pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response
         .trim_end_matches('/');
     let (route, rest) = path.split_once('/').unwrap_or((path, ""));
     let expected = match route {
-        "health" | "stats" | "requests" => Method::GET,
+        "health" | "stats" | "requests" | "uploads" => Method::GET,
         "buckets" | "credentials" | "revoke" => Method::POST,
         _ => {
             return error(
@@ -158,6 +159,24 @@ pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response
         },
         "credentials" => issue(state, uri),
         "revoke" => revoke(state, uri),
+        "uploads" => {
+            let bucket = query_param(uri, "bucket").filter(|b| !b.is_empty());
+            let uploads: Vec<Value> = state
+                .uploads()
+                .list(bucket.as_deref())
+                .into_iter()
+                .map(|u| {
+                    json!({
+                        "bucket": u.bucket,
+                        "key": u.key,
+                        "upload_id": u.upload_id,
+                        "parts": u.parts,
+                        "initiated_millis": u.initiated_millis,
+                    })
+                })
+                .collect();
+            json_response(StatusCode::OK, &Value::Array(uploads))
+        }
         "stats" => {
             let map: Map<String, Value> = state
                 .all_stats()

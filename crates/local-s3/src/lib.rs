@@ -6,8 +6,10 @@ mod auth;
 mod file_body;
 mod server;
 mod state;
+mod store;
 mod sts;
 mod types;
+mod uploads;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,8 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use types::{
-    KeyStats, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN, REASON_DENIED, REASON_EXPIRED,
-    REASON_INVALID_KEY,
+    IncompleteUpload, KeyStats, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN,
+    REASON_DENIED, REASON_EXPIRED, REASON_INVALID_KEY,
 };
 
 use server::{Frontend, ServerHandle};
@@ -273,6 +275,15 @@ impl LocalS3 {
     /// The last (up to 100 000) S3/STS requests, oldest first. Admin calls are not recorded.
     pub fn request_log(&self) -> Vec<RequestRecord> {
         self.state.request_log()
+    }
+
+    /// Multipart uploads that were started and neither completed nor aborted (their parts
+    /// still take space), in `bucket` if given, else in every bucket; ordered by bucket, key,
+    /// then start time. A test asserts with it that a failed upload left no parts behind.
+    /// Also served as `GET /_admin/uploads[?bucket=NAME]` and, per bucket, as S3
+    /// `ListMultipartUploads`.
+    pub fn incomplete_uploads(&self, bucket: Option<&str>) -> Vec<IncompleteUpload> {
+        self.state.uploads().list(bucket)
     }
 
     /// `object_store` storage options for these credentials against this endpoint:

@@ -36,9 +36,7 @@ pub(crate) struct Frontend {
 
 impl Frontend {
     pub fn new(state: Arc<State>) -> io::Result<Frontend> {
-        let fs = s3s_fs::FileSystem::new(state.data_dir())
-            .map_err(|e| io::Error::other(format!("cannot open data directory: {e:?}")))?;
-        let mut builder = S3ServiceBuilder::new(fs);
+        let mut builder = S3ServiceBuilder::new(crate::store::Store::new(state.clone())?);
         builder.set_auth(Auth {
             state: state.clone(),
         });

@@ -98,6 +98,8 @@ pub(crate) struct State {
     bulk_delete_bucket_level: std::sync::atomic::AtomicBool,
     /// How far this endpoint's clock runs ahead of the machine's (negative: behind), ms.
     clock_offset_millis: std::sync::atomic::AtomicI64,
+    /// Multipart uploads in progress.
+    uploads: crate::uploads::Uploads,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -133,7 +135,13 @@ impl State {
             log: Mutex::new(VecDeque::new()),
             bulk_delete_bucket_level: std::sync::atomic::AtomicBool::new(false),
             clock_offset_millis: std::sync::atomic::AtomicI64::new(0),
+            uploads: crate::uploads::Uploads::default(),
         }
+    }
+
+    /// Multipart uploads started and neither completed nor aborted.
+    pub fn uploads(&self) -> &crate::uploads::Uploads {
+        &self.uploads
     }
 
     /// See [`crate::LocalS3::set_clock_offset_millis`].

@@ -99,3 +99,20 @@ pub struct RequestRecord {
     /// HTTP status code of the response.
     pub status: u16,
 }
+
+/// A multipart upload that was started and neither completed nor aborted: its parts still
+/// take space on the endpoint (as on S3, until a lifecycle rule
+/// `AbortIncompleteMultipartUpload` removes them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncompleteUpload {
+    /// Bucket of the upload.
+    pub bucket: String,
+    /// Object key the upload would create.
+    pub key: String,
+    /// Upload id, as returned by `CreateMultipartUpload`.
+    pub upload_id: String,
+    /// Number of distinct parts stored so far.
+    pub parts: usize,
+    /// When the upload was started, epoch milliseconds (by the endpoint's clock).
+    pub initiated_millis: i64,
+}

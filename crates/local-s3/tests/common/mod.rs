@@ -162,3 +162,126 @@ pub async fn http(method: reqwest::Method, url: &str) -> (u16, String) {
     let status = resp.status().as_u16();
     (status, resp.text().await.unwrap())
 }
+
+/// A signer for raw S3 calls: access key, secret and session token (if any).
+pub type Signer<'a> = (&'a str, &'a str, Option<&'a str>);
+
+/// The root key as a [`Signer`].
+pub fn root_signer(s3: &LocalS3) -> Signer<'_> {
+    (s3.root_access_key(), s3.root_secret_key(), None)
+}
+
+/// An answer to [`s3_call`]: status, `ETag` header (if any) and body text.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub etag: Option<String>,
+    pub body: String,
+}
+
+/// S3 URI-encoding of one path segment or query component (RFC 3986 unreserved kept).
+pub fn uri_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Sends a SigV4-signed (service `s3`) request: `path` is `/bucket/key` (unencoded; each
+/// segment is encoded here), `query` unencoded name/value pairs, `headers` extra headers
+/// (lower-case names) that are signed too.
+#[allow(clippy::too_many_arguments)]
+pub async fn s3_call(
+    client: &reqwest::Client,
+    s3: &LocalS3,
+    method: &str,
+    path: &str,
+    query: &[(&str, &str)],
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+    signer: Signer<'_>,
+) -> Answer {
+    let (access_key, secret, token) = signer;
+    let encoded_path: String = path
+        .split('/')
+        .map(uri_encode)
+        .collect::<Vec<_>>()
+        .join("/");
+    let mut pairs: Vec<(String, String)> = query
+        .iter()
+        .map(|(k, v)| (uri_encode(k), uri_encode(v)))
+        .collect();
+    pairs.sort();
+    let canonical_query = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&");
+    let now = chrono::Utc::now();
+    let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
+    let date = now.format("%Y%m%d").to_string();
+    let payload_hash = hex(&Sha256::digest(&body));
+    let host = s3.endpoint().trim_start_matches("http://").to_owned();
+    let mut all: Vec<(String, String)> = vec![
+        ("host".into(), host),
+        ("x-amz-content-sha256".into(), payload_hash.clone()),
+        ("x-amz-date".into(), amz_date.clone()),
+    ];
+    if let Some(token) = token {
+        all.push(("x-amz-security-token".into(), token.to_owned()));
+    }
+    for (k, v) in headers {
+        all.push(((*k).to_owned(), (*v).to_owned()));
+    }
+    all.sort();
+    let canonical_headers: String = all.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
+    let signed_headers = all
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect::<Vec<_>>()
+        .join(";");
+    let canonical = format!(
+        "{method}\n{encoded_path}\n{canonical_query}\n{canonical_headers}\n{signed_headers}\n{payload_hash}"
+    );
+    let scope = format!("{date}/us-east-1/s3/aws4_request");
+    let to_sign = format!(
+        "AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}",
+        hex(&Sha256::digest(canonical.as_bytes()))
+    );
+    let mut key = hmac(format!("AWS4{secret}").as_bytes(), &date);
+    for part in ["us-east-1", "s3", "aws4_request"] {
+        key = hmac(&key, part);
+    }
+    let signature = hex(&hmac(&key, &to_sign));
+    let url = if canonical_query.is_empty() {
+        format!("{}{encoded_path}", s3.endpoint())
+    } else {
+        format!("{}{encoded_path}?{canonical_query}", s3.endpoint())
+    };
+    let mut req = client.request(method.parse().unwrap(), &url).body(body);
+    for (k, v) in &all {
+        if k != "host" {
+            req = req.header(k.as_str(), v.as_str());
+        }
+    }
+    req = req.header(
+        "authorization",
+        format!("AWS4-HMAC-SHA256 Credential={access_key}/{scope}, SignedHeaders={signed_headers}, Signature={signature}"),
+    );
+    let resp = req.send().await.expect("send S3 request");
+    let status = resp.status().as_u16();
+    let etag = resp
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    Answer {
+        status,
+        etag,
+        body: resp.text().await.unwrap(),
+    }
+}

@@ -102,6 +102,22 @@ final class LocalS3Admin {
         return out;
     }
 
+    /** See {@link LocalS3Server#incompleteUploads(String)}. */
+    @SuppressWarnings("unchecked")
+    List<IncompleteUpload> incompleteUploads(String bucket) throws IOException {
+        String q =
+                bucket == null ? "" : "?bucket=" + URLEncoder.encode(bucket, StandardCharsets.UTF_8);
+        List<Object> list = AdminClient.jsonArray(send("GET", "/_admin/uploads" + q, null, null));
+        List<IncompleteUpload> out = new ArrayList<>(list.size());
+        for (Object o : list) {
+            if (!(o instanceof Map)) {
+                throw new IOException("the upload list holds a non-object entry");
+            }
+            out.add(IncompleteUpload.fromJson((Map<String, Object>) o));
+        }
+        return out;
+    }
+
     /** See {@link LocalS3Server#send(String, String, String, String)}. */
     String send(String method, String pathAndQuery, String body, String contentType)
             throws IOException {

@@ -66,11 +66,11 @@ import java.util.function.Supplier;
  *       ttl}: the client refreshes on schedule, but the endpoint does not enforce the expiry);
  *   <li>the capabilities only the local endpoint has — {@link #mintCredentials}, {@link
  *       #provider(Duration, String)} (prefix scope), {@link #revoke}, {@link #stats()}, {@link
- *       #requests()}, {@link #createBucket}, {@link #server()} — <em>abort</em> the calling test
- *       (JUnit reports it skipped, with a message naming the capability and the endpoint), as
- *       {@code assumeTrue} would: the test asked for something this endpoint cannot show. Check
- *       {@link #isLocal()} first to branch instead, or use {@link #localOnly()} for tests that
- *       must always run.
+ *       #requests()}, {@link #incompleteUploads()}, {@link #createBucket}, {@link #server()} —
+ *       <em>abort</em> the calling test (JUnit reports it skipped, with a message naming the
+ *       capability and the endpoint), as {@code assumeTrue} would: the test asked for something
+ *       this endpoint cannot show. Check {@link #isLocal()} first to branch instead, or use
+ *       {@link #localOnly()} for tests that must always run.
  * </ul>
  *
  * <p>Registered on a static field or with {@code @ExtendWith}, the endpoint lives for the test
@@ -414,6 +414,20 @@ public final class LocalS3Extension
     public List<RequestRecord> requests() {
         LocalS3Server s = requireLocal("the request log");
         return unchecked(s::requests);
+    }
+
+    /**
+     * The multipart uploads the local endpoint holds that were started and neither completed nor
+     * aborted, in every bucket: a test asserts with it that a failed upload left no parts behind.
+     * Local endpoint only: elsewhere the calling test is aborted (skipped).
+     *
+     * @return the uploads ordered by bucket, key, then start time; empty when none
+     * @throws UncheckedIOException if the endpoint answers something unexpected
+     * @throws org.opentest4j.TestAbortedException on an external endpoint
+     */
+    public List<IncompleteUpload> incompleteUploads() {
+        LocalS3Server s = requireLocal("listing incomplete uploads");
+        return unchecked(s::incompleteUploads);
     }
 
     /**

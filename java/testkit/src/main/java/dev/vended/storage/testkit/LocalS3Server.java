@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -348,6 +349,30 @@ public final class LocalS3Server implements AutoCloseable {
      */
     public List<RequestRecord> requests() throws IOException {
         return admin.requests();
+    }
+
+    /**
+     * The multipart uploads this endpoint holds that were started and neither completed nor
+     * aborted, in every bucket ({@code GET /_admin/uploads}). A test asserts with it that a failed
+     * upload left no parts behind.
+     *
+     * @return the uploads ordered by bucket, key, then start time; empty when none
+     * @throws IOException if the endpoint refuses or answers something unexpected
+     */
+    public List<IncompleteUpload> incompleteUploads() throws IOException {
+        return admin.incompleteUploads(null);
+    }
+
+    /**
+     * The incomplete multipart uploads in one bucket; see {@link #incompleteUploads()}.
+     *
+     * @param bucket the bucket
+     * @return the uploads ordered by key, then start time; empty when none (also for an unknown
+     *     bucket)
+     * @throws IOException if the endpoint refuses or answers something unexpected
+     */
+    public List<IncompleteUpload> incompleteUploads(String bucket) throws IOException {
+        return admin.incompleteUploads(Objects.requireNonNull(bucket, "bucket"));
     }
 
     /**

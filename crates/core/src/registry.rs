@@ -168,6 +168,7 @@ impl ObjectStoreRegistry {
         Ok(Arc::new(StoreEntry::new(
             key,
             store,
+            built.multipart,
             built.refresher,
             on_last_release,
         )))

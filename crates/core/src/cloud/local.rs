@@ -26,6 +26,7 @@ impl CloudAdapter for LocalAdapter {
         _provider: Option<Arc<dyn StorageOptionsProvider>>,
         _refresh: RefreshConfig,
     ) -> Result<CloudStore> {
+        let mut multipart: Option<Arc<dyn object_store::multipart::MultipartStore>> = None;
         let store: Arc<dyn object_store::ObjectStore> = match uri.scheme {
             Scheme::File => {
                 let root = &uri.authority;
@@ -40,10 +41,15 @@ impl CloudAdapter for LocalAdapter {
                         .map_err(|e| bad(e.to_string()))?,
                 )
             }
-            _ => Arc::new(object_store::memory::InMemory::new()),
+            _ => {
+                let memory = Arc::new(object_store::memory::InMemory::new());
+                multipart = Some(memory.clone());
+                memory
+            }
         };
         Ok(CloudStore {
             store,
+            multipart,
             refresher: None,
         })
     }

@@ -23,6 +23,7 @@ pub mod status;
 
 use std::sync::Arc;
 
+use object_store::multipart::MultipartStore;
 use object_store::ObjectStore;
 
 #[cfg(doc)]
@@ -38,6 +39,10 @@ use crate::uri::{Scheme, StoreUri};
 pub struct CloudStore {
     /// The store (not yet wrapped for auth-failure retries; the registry does that).
     pub store: Arc<dyn ObjectStore>,
+    /// The same store's multipart API with upload ids, when it has one (not `file://`): the
+    /// multipart writer uses it so that an upload it cannot abort can be named by its id, and
+    /// aborted later.
+    pub multipart: Option<Arc<dyn MultipartStore>>,
     /// The credential refresher, `None` for static credentials and stores without any.
     pub refresher: Option<Arc<dyn RefresherHandle>>,
 }

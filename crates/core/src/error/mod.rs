@@ -86,6 +86,23 @@ pub enum Error {
     /// The store or session was closed.
     #[error("the {0} is closed")]
     Closed(&'static str),
+
+    /// A write failed with `cause`, and its multipart upload could not be aborted (yet), so
+    /// parts it uploaded may still be stored (and billed) at `location`, invisible to reads and
+    /// listings. `message` says so, names the upload and what becomes of it. The kind,
+    /// retryability and provider cause are those of `cause`.
+    #[error("{cause}; {message}")]
+    UploadLeft {
+        /// Where the object was being written, e.g. `s3://bucket/path`.
+        location: String,
+        /// The multipart upload's id (S3, GCS); `None` where the store has none (Azure: the
+        /// parts are the blob's uncommitted blocks).
+        upload_id: Option<String>,
+        /// What is left and what becomes of it.
+        message: String,
+        /// Why the write failed.
+        cause: Box<Error>,
+    },
 }
 
 /// What kind of failure an [`Error`] is: the part a program acts on. Decided here, in the core;
@@ -181,6 +198,7 @@ impl Error {
         match self {
             Error::Provider { source, .. } => source.as_ref(),
             Error::CredentialsExpired { last_error, .. } => last_error.provider_source(),
+            Error::UploadLeft { cause, .. } => cause.provider_source(),
             _ => None,
         }
     }
@@ -193,6 +211,7 @@ impl Error {
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Closed(_) => ErrorKind::Closed,
             Error::ObjectStore(e) => object_store_kind(e),
+            Error::UploadLeft { cause, .. } => cause.kind(),
         }
     }
 
@@ -203,6 +222,7 @@ impl Error {
         match self {
             Error::Provider { retryable, .. } => *retryable,
             Error::CredentialsExpired { last_error, .. } => last_error.is_retryable(),
+            Error::UploadLeft { cause, .. } => cause.is_retryable(),
             other => matches!(other.kind(), ErrorKind::Transient | ErrorKind::Timeout),
         }
     }

@@ -30,7 +30,10 @@ mod write;
 pub use blocking::BlockingObjectReader;
 pub use list::{DelimitedListing, ObjectLister};
 pub use read::ObjectBody;
-pub use write::{ObjectWriter, WriteMode, WriteResult, WriterOptions};
+pub use write::{
+    ObjectWriter, WriteMode, WriteResult, WriterOptions, ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS,
+    ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW,
+};
 
 use object_store::path::Path;
 use object_store::ObjectMeta;

@@ -83,7 +83,9 @@ impl AuthRetryStore {
     }
 }
 
-fn classify(adapter: &dyn CloudAdapter, e: object_store::Error) -> object_store::Error {
+/// Reports a rejection `adapter` recognises as `Unauthenticated` (kind
+/// [`crate::ErrorKind::Credentials`]); other errors unchanged.
+pub(crate) fn classify(adapter: &dyn CloudAdapter, e: object_store::Error) -> object_store::Error {
     match e {
         object_store::Error::Unauthenticated { .. }
         | object_store::Error::PermissionDenied { .. } => e,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::stream::TryStreamExt;
+use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 
@@ -20,6 +21,7 @@ use crate::session::Session;
 
 mod auth_retry;
 
+pub(crate) use auth_retry::classify;
 pub use auth_retry::AuthRetryStore;
 
 /// A shared store: the `object_store` store, its credential refresher, and how many
@@ -29,6 +31,9 @@ pub use auth_retry::AuthRetryStore;
 pub struct StoreEntry {
     pub(crate) key: Arc<StoreKey>,
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// The store's multipart API with upload ids (see [`crate::cloud::CloudStore::multipart`]);
+    /// not wrapped for auth retries: the writer retries its parts itself.
+    pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
     pub(crate) refresher: Option<Arc<dyn RefresherHandle>>,
     handles: AtomicUsize,
     on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
@@ -38,12 +43,14 @@ impl StoreEntry {
     pub(crate) fn new(
         key: Arc<StoreKey>,
         store: Arc<dyn ObjectStore>,
+        multipart: Option<Arc<dyn MultipartStore>>,
         refresher: Option<Arc<dyn RefresherHandle>>,
         on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Self {
         Self {
             key,
             store,
+            multipart,
             refresher,
             handles: AtomicUsize::new(0),
             on_last_release,

@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
+use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{
     BackoffConfig, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
@@ -116,7 +117,7 @@ pub fn build_s3_store(
     bucket: &str,
     options: &StorageOptions,
     credentials: AwsCredentials,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Arc<S3Store>> {
     let observer: Option<Arc<dyn RefresherHandle>> = match &credentials {
         AwsCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
@@ -386,6 +387,51 @@ impl ObjectStore for S3Store {
 
     // `rename_opts`: the trait's default, a copy and then a delete through this store (so the
     // delete is one `DELETE` request).
+}
+
+/// The multipart API of S3 with upload ids (`CreateMultipartUpload`, `UploadPart`,
+/// `CompleteMultipartUpload`, `AbortMultipartUpload`), errors naming `s3://bucket/path`: the
+/// writer uses it so that an upload it cannot abort can be named by its id.
+#[async_trait]
+impl MultipartStore for S3Store {
+    async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
+        self.bulk
+            .create_multipart(path)
+            .await
+            .map_err(|e| self.enrich(path, e))
+    }
+
+    async fn put_part(
+        &self,
+        path: &Path,
+        id: &String,
+        part_idx: usize,
+        data: PutPayload,
+    ) -> object_store::Result<PartId> {
+        self.bulk
+            .put_part(path, id, part_idx, data)
+            .await
+            .map_err(|e| self.enrich(path, e))
+    }
+
+    async fn complete_multipart(
+        &self,
+        path: &Path,
+        id: &String,
+        parts: Vec<PartId>,
+    ) -> object_store::Result<PutResult> {
+        self.bulk
+            .complete_multipart(path, id, parts)
+            .await
+            .map_err(|e| self.enrich(path, e))
+    }
+
+    async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
+        self.bulk
+            .abort_multipart(path, id)
+            .await
+            .map_err(|e| self.enrich(path, e))
+    }
 }
 
 #[cfg(test)]

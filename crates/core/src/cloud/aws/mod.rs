@@ -75,7 +75,8 @@ impl CloudAdapter for S3Adapter {
             )?;
             let handle: Arc<dyn RefresherHandle> = Arc::new(refresher);
             return Ok(CloudStore {
-                store,
+                store: store.clone(),
+                multipart: Some(store),
                 refresher: Some(handle),
             });
         }
@@ -89,8 +90,10 @@ impl CloudAdapter for S3Adapter {
                 "an S3 store needs credentials (aws_access_key_id and aws_secret_access_key), a provider, or aws_skip_signature=true",
             ));
         };
+        let store = build_s3_store(bucket, options, credentials)?;
         Ok(CloudStore {
-            store: build_s3_store(bucket, options, credentials)?,
+            store: store.clone(),
+            multipart: Some(store),
             refresher: None,
         })
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use object_store::azure::{AzureConfigKey, AzureCredential, MicrosoftAzureBuilder};
 use object_store::client::HttpConnector;
-use object_store::{ClientOptions, ObjectStore};
+use object_store::ClientOptions;
 
 use super::credential::{
     azure_credential_from_options, with_sas_expiry, RefreshingAzureCredentialProvider,
@@ -191,7 +191,7 @@ pub fn build_azure_store(
     uri_account: Option<&str>,
     options: &StorageOptions,
     credentials: AzureCredentials,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Arc<AzureStore>> {
     validate_options(options)?;
     let emulator = use_emulator(options)?;
     let account = resolve_account(uri_account, options, emulator)?;

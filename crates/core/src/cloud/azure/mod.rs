@@ -97,7 +97,8 @@ impl CloudAdapter for AzureAdapter {
             )?;
             let handle: Arc<dyn RefresherHandle> = Arc::new(refresher);
             return Ok(CloudStore {
-                store,
+                store: store.clone(),
+                multipart: Some(store),
                 refresher: Some(handle),
             });
         }
@@ -111,8 +112,10 @@ impl CloudAdapter for AzureAdapter {
                 "an Azure store needs credentials (azure_storage_sas_token, azure_storage_token or azure_storage_account_key), a provider, or azure_skip_signature=true",
             ));
         };
+        let store = build_azure_store(container, account, options, credentials)?;
         Ok(CloudStore {
-            store: build_azure_store(container, account, options, credentials)?,
+            store: store.clone(),
+            multipart: Some(store),
             refresher: None,
         })
     }

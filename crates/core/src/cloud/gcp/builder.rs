@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use object_store::gcp::{GcpCredential, GoogleCloudStorageBuilder, GoogleConfigKey};
-use object_store::ObjectStore;
+use object_store::gcp::{
+    GcpCredential, GoogleCloudStorage, GoogleCloudStorageBuilder, GoogleConfigKey,
+};
 
 use super::credential::gcp_credential_from_options;
 use super::credential::{RefreshingGcpCredentialProvider, StaticGcpCredentialProvider};
@@ -93,7 +94,7 @@ pub fn build_gcs_store(
     bucket: &str,
     options: &StorageOptions,
     credentials: GcpCredentials,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Arc<GoogleCloudStorage>> {
     let observer: Option<Arc<dyn crate::refresh::RefresherHandle>> = match &credentials {
         GcpCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,

@@ -89,7 +89,8 @@ impl CloudAdapter for GcsAdapter {
             )?;
             let handle: Arc<dyn RefresherHandle> = Arc::new(refresher);
             return Ok(CloudStore {
-                store,
+                store: store.clone(),
+                multipart: Some(store),
                 refresher: Some(handle),
             });
         }
@@ -109,8 +110,10 @@ impl CloudAdapter for GcsAdapter {
                 "a GCS store needs credentials (google_storage_token or google_bearer_token with expires_at_millis, or google_service_account_key), a provider, or google_skip_signature=true",
             ));
         };
+        let store = build_gcs_store(bucket, options, credentials)?;
         Ok(CloudStore {
-            store: build_gcs_store(bucket, options, credentials)?,
+            store: store.clone(),
+            multipart: Some(store),
             refresher: None,
         })
     }

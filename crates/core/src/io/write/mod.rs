@@ -3,13 +3,13 @@
 //! (conditional PUTs).
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{
     ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, PutPayloadMut, PutResult,
-    UpdateVersion, WriteMultipart,
+    UpdateVersion,
 };
 
 use super::PartLimits;
@@ -17,9 +17,13 @@ use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::store::{StoreEntry, VendedStore};
 
+mod abandon;
 mod parts;
+mod upload;
 
+pub use abandon::{ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW};
 use parts::Chunk;
+use upload::{Ctx, Target, Upload};
 
 /// What a write may replace.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -31,11 +35,23 @@ pub enum WriteMode {
     Create,
     /// Replace only the version with this ETag (as [`crate::ObjectInfo::e_tag`] gives it):
     /// fail with [`crate::ErrorKind::Precondition`] when the object's ETag differs or the
-    /// object does not exist.
+    /// object does not exist (whether the server answers 412 or 404).
     IfMatch(String),
 }
 
 impl WriteMode {
+    /// The error of a refused conditional PUT, the same whatever the server answered: an
+    /// if-match write of a missing object is [`crate::ErrorKind::Precondition`] whether the
+    /// server answers 412 or 404 (S3-compatible servers differ). Other errors unchanged.
+    fn refusal(&self, e: object_store::Error) -> object_store::Error {
+        match (self, e) {
+            (WriteMode::IfMatch(_), object_store::Error::NotFound { path, source }) => {
+                object_store::Error::Precondition { path, source }
+            }
+            (_, e) => e,
+        }
+    }
+
     fn put_mode(&self) -> PutMode {
         match self {
             WriteMode::Overwrite => PutMode::Overwrite,
@@ -94,10 +110,8 @@ impl Default for WriterOptions {
 enum State {
     /// Less than one part written so far: kept here, written with one PUT by `finish`.
     Buffer(PutPayloadMut),
-    /// A multipart upload is under way. In a `Mutex` only so that the writer is `Sync` (the
-    /// upload is not), which keeps `&self` futures `Send`; it is never locked, only reached
-    /// through `&mut` or by value.
-    Multipart(Mutex<WriteMultipart>),
+    /// A multipart upload is under way.
+    Multipart(Box<Upload>),
     /// Finished or aborted.
     Closed(&'static str),
     /// A part, the completion or a check failed; the upload was aborted.
@@ -212,19 +226,23 @@ impl ObjectWriter {
                 return Ok(());
             }
             let buffered = std::mem::take(buffer).freeze();
-            match self.start_multipart(buffered).await {
-                Ok(upload) => self.state = State::Multipart(Mutex::new(upload)),
+            match self.start_multipart().await {
+                Ok(mut upload) => {
+                    for chunk in buffered {
+                        upload.put(chunk);
+                    }
+                    self.state = State::Multipart(Box::new(upload));
+                }
                 Err(e) => return Err(self.fail(e).await),
             }
         }
         let State::Multipart(upload) = &mut self.state else {
             return self.check_open();
         };
-        let upload = upload.get_mut().unwrap_or_else(PoisonError::into_inner);
         let concurrency = self.options.max_concurrency;
         while !data.is_empty() {
             if let Err(e) = upload.wait_for_capacity(concurrency).await {
-                return Err(self.fail(e.into()).await);
+                return Err(self.fail(e).await);
             }
             let room = part - self.written % part;
             let piece = data.split_to(room.min(data.len() as u64) as usize);
@@ -255,25 +273,16 @@ impl ObjectWriter {
                     .put_opts(&self.path, buffer.freeze(), opts)
                     .await
                     .map(WriteResult::from)
-                    .map_err(Error::from)
+                    .map_err(|e| Error::from(self.options.mode.refusal(e)))
             }
-            State::Multipart(upload) => {
-                let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
-                match check_mode(&*self.store, &self.path, &self.options.mode).await {
-                    Ok(()) => upload
-                        .finish()
-                        .await
-                        .map(WriteResult::from)
-                        .map_err(Error::from),
-                    Err(e) => {
-                        if let Err(abort) = abort_upload(upload).await {
-                            log::warn!(
-                                "aborting the upload of '{}' failed: {abort}",
-                                self.relative
-                            );
-                        }
-                        Err(e)
-                    }
+            State::Multipart(mut upload) => {
+                let outcome = match check_mode(&*self.store, &self.path, &self.options.mode).await {
+                    Ok(()) => upload.finish().await,
+                    Err(e) => Err(e),
+                };
+                match outcome {
+                    Ok(done) => Ok(WriteResult::from(done)),
+                    Err(e) => Err(abandon::after_failure(*upload, e).await),
                 }
             }
             State::Closed(_) | State::Failed(_) => unreachable_state(),
@@ -293,10 +302,7 @@ impl ObjectWriter {
     /// the same; S3 lifecycle rules clean up abandoned uploads).
     pub async fn abort(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.state, State::Closed("aborted object writer")) {
-            State::Multipart(upload) => Ok(abort_upload(
-                upload.into_inner().unwrap_or_else(PoisonError::into_inner),
-            )
-            .await?),
+            State::Multipart(upload) => abandon::abort(*upload).await,
             State::Failed(e) => {
                 self.state = State::Failed(e);
                 Ok(())
@@ -319,15 +325,37 @@ impl ObjectWriter {
 
     /// Aborts the upload after `e`; later calls return `e`.
     async fn fail(&mut self, e: Error) -> Error {
-        if let State::Multipart(upload) =
-            std::mem::replace(&mut self.state, State::Failed(e.clone()))
-        {
-            let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
-            if let Err(abort) = abort_upload(upload).await {
-                log::warn!("aborting the upload of '{}' failed: {abort}", self.relative);
+        match std::mem::replace(&mut self.state, State::Failed(e.clone())) {
+            State::Multipart(upload) => {
+                let e = abandon::after_failure(*upload, e).await;
+                self.state = State::Failed(e.clone());
+                e
             }
+            _ => e,
         }
-        e
+    }
+
+    /// Starts the multipart upload (nothing is uploaded yet).
+    async fn start_multipart(&self) -> Result<Upload> {
+        let key = &self.entry.key;
+        let ctx = Ctx {
+            location: format!("{}://{}/{}", key.scheme.as_str(), key.authority, self.path),
+            path: self.path.clone(),
+            scheme: key.scheme,
+            refresher: self.entry.refresher.clone(),
+            adapter: crate::cloud::adapter_for(key.scheme).ok(),
+        };
+        let target = Target::start(ctx, self.entry.multipart.clone(), &*self.store).await?;
+        Ok(Upload::new(target, self.options.part_size))
+    }
+
+    /// The multipart upload's id, once one was started (S3, GCS; `None` before, for
+    /// single-PUT writes, on Azure and for local files).
+    pub fn upload_id(&self) -> Option<&str> {
+        match &self.state {
+            State::Multipart(upload) => upload.target.upload_id(),
+            _ => None,
+        }
     }
 
     fn forget(&self) {
@@ -374,27 +402,7 @@ impl Drop for ObjectWriter {
     fn drop(&mut self) {
         if let State::Multipart(upload) = std::mem::replace(&mut self.state, State::Closed(CLOSED))
         {
-            let upload = upload.into_inner().unwrap_or_else(PoisonError::into_inner);
-            let path = self.relative.clone();
-            let runtime = self
-                .runtime
-                .clone()
-                .or_else(|| tokio::runtime::Handle::try_current().ok());
-            match runtime {
-                Some(rt) => {
-                    rt.spawn(async move {
-                        match abort_upload(upload).await {
-                            Ok(()) => log::debug!("aborted the unfinished upload of '{path}'"),
-                            Err(e) => {
-                                log::warn!("aborting the unfinished upload of '{path}' failed: {e}")
-                            }
-                        }
-                    });
-                }
-                None => log::warn!(
-                    "an unfinished upload of '{path}' was dropped outside a runtime and not aborted"
-                ),
-            }
+            abandon::dropped(*upload, self.runtime.clone());
         }
     }
 }
@@ -458,17 +466,6 @@ impl VendedStore {
             .put_opts(&p, PutPayload::from(data), opts)
             .await;
         self.forget_path(&p);
-        Ok(result?.into())
+        Ok(result.map_err(|e| mode.refusal(e))?.into())
     }
-}
-
-/// Aborts a multipart upload once the parts in flight have ended (each bounded by the request
-/// timeout and retries). Cancelling them instead, as `WriteMultipart::abort` does, leaves a
-/// part whose request had already reached the endpoint to be stored after the abort: S3
-/// documents that a part in progress during an abort may succeed, leaving a part that nobody
-/// aborts again.
-async fn abort_upload(mut upload: WriteMultipart) -> object_store::Result<()> {
-    // Each failed part is removed as it is reported: bounded by the number in flight.
-    while upload.wait_for_capacity(0).await.is_err() {}
-    upload.abort().await
 }

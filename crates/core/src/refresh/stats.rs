@@ -33,8 +33,8 @@ pub struct RefreshStats {
     /// failure, and so failed at once with the last error, without a provider call.
     pub backoff_rejections: u64,
     /// The offset applied to the local clock for expiry decisions, ms (endpoint clock minus
-    /// local clock; 0 when unknown or within the threshold). See
-    /// [`crate::CredentialRefresher::observe_server_time`].
+    /// local clock: the upper bound of what agreeing `Date` samples prove; 0 unless they prove
+    /// it beyond 2 s). See [`crate::CredentialRefresher::observe_server_time`].
     pub clock_offset_millis: i64,
 }
 

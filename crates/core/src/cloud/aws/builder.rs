@@ -6,7 +6,6 @@
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -15,9 +14,8 @@ use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsCredent
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{
-    BackoffConfig, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
-    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RetryConfig,
-    StaticCredentialProvider,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, StaticCredentialProvider,
 };
 
 use super::credential::RefreshingAwsCredentialProvider;
@@ -26,28 +24,7 @@ use crate::error::{Error, RequestFailure, Result};
 use crate::options::{is_credential_key, StorageOptions};
 use crate::refresh::{CredentialRefresher, RefresherHandle};
 
-/// Most times `object_store` sends a request that failed with a 5xx answer, 429, or (for
-/// idempotent requests) a transport error, not counting the first attempt. A whole number;
-/// default 10.
-pub const MAX_RETRIES: &str = "max_retries";
-/// Longest time from a request's first attempt after which `object_store` stops retrying it.
-/// A duration in `humantime` format, as `object_store`'s `timeout` and `connect_timeout`
-/// (`500ms`, `30s`, `3m`); default 3 minutes.
-pub const RETRY_TIMEOUT: &str = "retry_timeout";
-/// First pause between retries (duration, `humantime` format); default 100 ms. The pause grows
-/// by a factor of 2 per retry (with jitter) up to [`RETRY_MAX_BACKOFF`].
-pub const RETRY_INIT_BACKOFF: &str = "retry_init_backoff";
-/// Longest pause between retries (duration, `humantime` format); default 15 s.
-pub const RETRY_MAX_BACKOFF: &str = "retry_max_backoff";
-
-/// The retry option keys this library reads (see [`MAX_RETRIES`], [`RETRY_TIMEOUT`],
-/// [`RETRY_INIT_BACKOFF`], [`RETRY_MAX_BACKOFF`]).
-pub const RETRY_KEYS: [&str; 4] = [
-    MAX_RETRIES,
-    RETRY_TIMEOUT,
-    RETRY_INIT_BACKOFF,
-    RETRY_MAX_BACKOFF,
-];
+use crate::options::client::{is_retry_key, retry_config};
 
 /// Where an S3 store gets its credentials.
 pub enum AwsCredentials {
@@ -57,52 +34,6 @@ pub enum AwsCredentials {
     Refreshing(CredentialRefresher<AwsCredential>),
     /// Unsigned requests (`aws_skip_signature=true`).
     None,
-}
-
-/// `object_store`'s retry settings from the retry keys of `options` (the others keep
-/// `object_store`'s defaults).
-///
-/// # Errors
-/// [`Error::InvalidOption`] naming the key for a value that is not a whole number
-/// (`max_retries`) or a `humantime` duration (the others).
-pub fn retry_config(options: &StorageOptions) -> Result<RetryConfig> {
-    let mut retry = RetryConfig::default();
-    let duration = |key: &str| -> Result<Option<Duration>> {
-        options
-            .get(key)
-            .map(|v| {
-                humantime::parse_duration(v.trim()).map_err(|e| {
-                    Error::invalid_option(
-                        key,
-                        format!("'{v}' is not a duration such as 500ms, 30s or 3m: {e}"),
-                    )
-                })
-            })
-            .transpose()
-    };
-    if let Some(v) = options.get(MAX_RETRIES) {
-        retry.max_retries = v.trim().parse().map_err(|_| {
-            Error::invalid_option(MAX_RETRIES, format!("'{v}' is not a whole number"))
-        })?;
-    }
-    if let Some(d) = duration(RETRY_TIMEOUT)? {
-        retry.retry_timeout = d;
-    }
-    let mut backoff = BackoffConfig::default();
-    if let Some(d) = duration(RETRY_INIT_BACKOFF)? {
-        backoff.init_backoff = d;
-    }
-    if let Some(d) = duration(RETRY_MAX_BACKOFF)? {
-        backoff.max_backoff = d;
-    }
-    if backoff.max_backoff < backoff.init_backoff {
-        return Err(Error::invalid_option(
-            RETRY_MAX_BACKOFF,
-            "must not be shorter than retry_init_backoff",
-        ));
-    }
-    retry.backoff = backoff;
-    Ok(retry)
 }
 
 /// Builds an S3 store for `bucket` from the non-credential `options` (endpoint, region,
@@ -129,7 +60,7 @@ pub fn build_s3_store(
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();
     for key in keys {
-        if is_credential_key(key) || RETRY_KEYS.contains(&key.as_str()) {
+        if is_credential_key(key) || is_retry_key(key) {
             continue;
         }
         match key.parse::<AmazonS3ConfigKey>() {
@@ -455,30 +386,5 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("aws_endpont"), "{e}");
-    }
-
-    #[test]
-    fn retry_options_reach_the_retry_config_and_bad_values_name_the_key() {
-        let r = retry_config(&opts(&[
-            (MAX_RETRIES, "2"),
-            (RETRY_TIMEOUT, "1500ms"),
-            (RETRY_INIT_BACKOFF, "10ms"),
-            (RETRY_MAX_BACKOFF, "1s"),
-        ]))
-        .unwrap();
-        assert_eq!(r.max_retries, 2);
-        assert_eq!(r.retry_timeout, Duration::from_millis(1500));
-        assert_eq!(r.backoff.init_backoff, Duration::from_millis(10));
-        assert_eq!(r.backoff.max_backoff, Duration::from_secs(1));
-        for (k, v) in [
-            (MAX_RETRIES, "-1"),
-            (MAX_RETRIES, "ten"),
-            (RETRY_TIMEOUT, "3"),
-            (RETRY_MAX_BACKOFF, "1ms"),
-        ] {
-            let e = retry_config(&opts(&[(k, v)])).unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::InvalidOptions);
-            assert!(e.to_string().contains(k), "{e}");
-        }
     }
 }

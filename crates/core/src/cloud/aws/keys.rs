@@ -83,6 +83,7 @@ pub const KNOWN_AWS_KEYS: &[&str] = &[
 /// # Errors
 /// [`Error::InvalidOption`] naming the first bad key (never quoting a secret value).
 pub fn validate_s3_options(options: &StorageOptions) -> Result<()> {
+    crate::options::client::validate_client_options(options)?;
     let mut keys: Vec<&String> = options.keys().collect();
     keys.sort();
     for key in keys {

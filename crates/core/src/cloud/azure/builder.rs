@@ -127,11 +127,13 @@ pub fn use_emulator(options: &StorageOptions) -> Result<bool> {
 /// `object_store` (credential keys included: a misspelled one is an error, never silently
 /// ignored), booleans, the account name and endpoint when given, and the credential when
 /// there is one (see [`azure_credential_from_options`] and [`with_sas_expiry`]). Keys of other
-/// layers (not starting with `azure_`) are left alone.
+/// layers (not starting with `azure_`) are left alone, except the client timeouts and retry
+/// keys shared by every cloud ([`crate::options::client::validate_client_options`]).
 ///
 /// # Errors
 /// [`Error::InvalidOption`] naming the first bad key, never quoting a secret value.
 pub fn validate_options(options: &StorageOptions) -> Result<()> {
+    crate::options::client::validate_client_options(options)?;
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();
     for key in keys {
@@ -204,9 +206,10 @@ pub fn build_azure_store(
     let mut builder = MicrosoftAzureBuilder::new()
         .with_http_connector(connector.clone())
         .with_container_name(container)
-        .with_account(&account);
+        .with_account(&account)
+        .with_retry(crate::options::client::retry_config(options)?);
     for (key, value) in options {
-        if is_credential_key(key) {
+        if is_credential_key(key) || crate::options::client::is_retry_key(key) {
             continue;
         }
         match key.parse::<AzureConfigKey>() {

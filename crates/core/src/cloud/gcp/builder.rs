@@ -33,11 +33,14 @@ pub enum GcpCredentials {
 /// Checks GCS `options` without building a store: every `google_` key known to
 /// `object_store` or this library (credential keys included: a misspelled one is an error,
 /// never silently ignored), `google_skip_signature`, `google_base_url`, and the token when
-/// there is one. Keys of other layers (not starting with `google_`) are left alone.
+/// there is one. Keys of other layers (not starting with `google_`) are left alone, except the
+/// client timeouts and retry keys shared by every cloud
+/// ([`crate::options::client::validate_client_options`]).
 ///
 /// # Errors
 /// [`Error::InvalidOption`] naming the first bad key, never quoting a secret value.
 pub fn validate_options(options: &StorageOptions) -> Result<()> {
+    crate::options::client::validate_client_options(options)?;
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();
     for key in keys {
@@ -101,13 +104,14 @@ pub fn build_gcs_store(
     };
     let mut builder = GoogleCloudStorageBuilder::new()
         .with_http_connector(crate::cloud::http::SharedHttpConnector::new(observer))
-        .with_bucket_name(bucket);
+        .with_bucket_name(bucket)
+        .with_retry(crate::options::client::retry_config(options)?);
     validate_options(options)?;
     let service_account = matches!(credentials, GcpCredentials::ServiceAccount);
     for (key, value) in options {
         let passes_secret = service_account
             && (key == GOOGLE_SERVICE_ACCOUNT_KEY || key == GOOGLE_APPLICATION_CREDENTIALS);
-        if is_credential_key(key) && !passes_secret {
+        if (is_credential_key(key) && !passes_secret) || crate::options::client::is_retry_key(key) {
             continue;
         }
         match key.parse::<GoogleConfigKey>() {

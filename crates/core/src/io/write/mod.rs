@@ -123,15 +123,30 @@ enum State {
 /// `part_size * (max_concurrency + 1)` bytes). Nothing is visible at the path until
 /// [`finish`](Self::finish) returns.
 ///
-/// - [`abort`](Self::abort) aborts the multipart upload (no parts left behind).
+/// - [`abort`](Self::abort) aborts the multipart upload (no parts left behind) once its parts
+///   in flight have ended.
 /// - After `finish` or `abort`, `write` and `finish` fail with [`Error::Closed`] (kind
 ///   [`crate::ErrorKind::Closed`]); `abort` again is a no-op.
 /// - After a failure (a part, the completion, a limit) the upload is aborted at once and every
 ///   later call returns that same error (`abort` returns `Ok`).
 /// - Dropping an unfinished writer aborts its upload in the background (on the runtime the
 ///   writer was created on).
-/// - Each part's request is signed with the credential current when it is sent; a part the
-///   endpoint rejects (400/403) is retried once with a freshly fetched credential.
+/// - Each request (create, part, complete, abort) is signed with the credential current when
+///   it is sent; one the endpoint rejects is retried once with a freshly fetched credential.
+///
+/// **Parts left behind.** An abort needs a valid credential too. When it fails (typically the
+/// credential expired while the provider fails), the write's error becomes
+/// [`Error::UploadLeft`]: same kind and provider cause, its message adding the location
+/// (`s3://bucket/key`), the upload id ([`upload_id`](Self::upload_id)) and that the parts are
+/// still stored; the abort is retried in the background with freshly fetched credentials
+/// ([`ABORT_FIRST_PAUSE`] doubling to [`ABORT_MAX_PAUSE`], at most [`ABORT_MAX_ATTEMPTS`]
+/// attempts within [`ABORT_RETRY_WINDOW`]), and a warning naming the upload is logged if that
+/// fails too. A dropped writer is handled the same way (logged only). Parts of a process killed
+/// mid-upload are never aborted by the library: give the bucket a lifecycle rule (S3:
+/// `AbortIncompleteMultipartUpload` with `DaysAfterInitiation`; GCS: the
+/// `AbortIncompleteMultipartUpload` lifecycle action). On Azure an abort removes nothing: staged
+/// blocks stay the blob's uncommitted blocks (Get Block List shows them; reads and listings do
+/// not) until Azure discards them, 7 days after staging; a failed write's error says so.
 /// - [`WriteMode::Create`] and [`WriteMode::IfMatch`] are atomic when the data fits in one
 ///   part (one conditional PUT). For a multipart upload they are checked with a `HEAD` just
 ///   before completing, which is not atomic: `object_store` 0.14's multipart completion has

@@ -207,6 +207,9 @@ final class SoakReport {
                 f.end.javaThreads,
                 f.peak.osThreads,
                 f.peak.javaThreads);
+        for (String r : s.reported) {
+            out.println("| failure outside the outage | " + r.replace("|", "\\|") + " |");
+        }
         for (String p : f.problems) {
             out.println("| problem | " + p + " |");
         }

@@ -4,6 +4,8 @@ import dev.vended.storage.StorageException;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,6 +43,12 @@ final class SoakStats {
     }
 
     static final int MAX_PRINTED = 40;
+
+    /** Failures outside the outage quoted in the report (the first ones). */
+    static final int REPORTED = 3;
+
+    /** The first {@value #REPORTED} failure lines outside the outage, for the report. */
+    final Queue<String> reported = new ConcurrentLinkedQueue<>();
 
     private final int kinds = Op.values().length;
     final LongAdder[] ops = adders(kinds);
@@ -108,8 +116,13 @@ final class SoakStats {
             }
         } else {
             failedOutside[op.ordinal()].increment();
-            if (printedOutside.incrementAndGet() <= MAX_PRINTED) {
-                err.println(line("FAILURE", op, startNanos, endNanos, t));
+            int k = printedOutside.incrementAndGet();
+            if (k <= MAX_PRINTED) {
+                String l = line("FAILURE", op, startNanos, endNanos, t);
+                err.println(l);
+                if (k <= REPORTED) {
+                    reported.add(l);
+                }
             }
         }
     }

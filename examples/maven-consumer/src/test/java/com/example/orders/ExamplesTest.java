@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.testkit.LocalS3Extension;
-import dev.vended.storage.testkit.RecordingProvider;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -19,8 +19,7 @@ class ExamplesTest {
     @Test
     @Timeout(120)
     void theReadmeExamplesRun() throws Exception {
-        RecordingProvider vending = s3.provider(java.time.Duration.ofMinutes(15));
-        CatalogClient catalog = table -> vending.fetchStorageOptions();
+        CatalogClient catalog = table -> s3.mintCredentials(Duration.ofMinutes(15)).toOptions();
         assertArrayEquals(new byte[] {1, 2, 3}, OpenStore.roundTrip(catalog, s3.endpoint()));
         try (ObjectStore store = ObjectStore.open(s3.uri("warehouse/"), s3.storageOptions())) {
             assertEquals(0, Streams.writeThenSeek(store));

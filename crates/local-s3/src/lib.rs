@@ -3,13 +3,11 @@
 
 mod admin;
 mod auth;
-mod file_body;
 mod server;
 mod state;
 mod store;
 mod sts;
 mod types;
-mod uploads;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -59,22 +59,12 @@ impl Frontend {
         let method = req.method().to_string();
         let signer = signer_from_request(&req);
         let (path_bucket, path_key) = bucket_and_key(req.uri().path());
-        if method == "PUT" || method == "POST" {
-            self.remove_empty_directory(&path_bucket, &path_key);
-        }
 
         let ctx = Arc::new(Mutex::new(RequestContext::default()));
         let result = REQUEST
             .scope(ctx.clone(), self.s3.call(req.map(Body::from)))
             .await;
         let ctx = std::mem::take(&mut *ctx.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut result = self.directory_fixups(&method, &path_bucket, &path_key, result);
-        if method == "GET" {
-            if let (Ok(resp), Some(file)) = (&mut result, self.object_file(&path_bucket, &path_key))
-            {
-                crate::file_body::replace(resp, &file);
-            }
-        }
 
         let status = match &result {
             Ok(resp) => resp.status(),
@@ -116,86 +106,6 @@ impl Frontend {
             }
             resp
         })
-    }
-}
-
-impl Frontend {
-    /// The file s3s-fs keeps `bucket`/`key` in, when both are given and the key stays inside
-    /// the bucket's directory.
-    fn object_file(
-        &self,
-        bucket: &Option<String>,
-        key: &Option<String>,
-    ) -> Option<std::path::PathBuf> {
-        let (Some(bucket), Some(key)) = (bucket, key) else {
-            return None;
-        };
-        if key.split('/').any(|s| s == ".." || s == ".") || bucket == "." || bucket == ".." {
-            return None;
-        }
-        let bucket_dir = self.state.data_dir().join(bucket);
-        let path = bucket_dir.join(key);
-        (path.starts_with(&bucket_dir) && path.is_file()).then_some(path)
-    }
-
-    /// Before a write: an emptied directory left where the key's file goes (s3s-fs keeps the
-    /// directories of deleted objects) would make the write fail with 500; it holds no object, so
-    /// it is removed (`remove_dir` refuses a non-empty one).
-    fn remove_empty_directory(&self, bucket: &Option<String>, key: &Option<String>) {
-        let (Some(bucket), Some(key)) = (bucket, key) else {
-            return;
-        };
-        if key.split('/').any(|s| s == ".." || s == ".") {
-            return;
-        }
-        let bucket_dir = self.state.data_dir().join(bucket);
-        let path = bucket_dir.join(key.trim_end_matches('/'));
-        if path != bucket_dir && path.starts_with(&bucket_dir) && path.is_dir() {
-            let _ = std::fs::remove_dir(&path);
-        }
-    }
-
-    /// s3s-fs keeps objects as files, so a key with objects under it (`a` of `a/b`), or that had
-    /// some (s3s-fs leaves emptied directories behind), is a directory on disk: a HEAD or GET of
-    /// it fails with 500, where S3 answers 404 NoSuchKey. Corrected here.
-    fn directory_fixups(
-        &self,
-        method: &str,
-        bucket: &Option<String>,
-        key: &Option<String>,
-        result: Result<HttpResponse, HttpError>,
-    ) -> Result<HttpResponse, HttpError> {
-        let (Some(bucket), Some(key)) = (bucket, key) else {
-            return result;
-        };
-        let bucket_dir = self.state.data_dir().join(bucket);
-        let path = bucket_dir.join(key.trim_end_matches('/'));
-        // Keys never climb out of the bucket directory (s3s-fs refuses such keys anyway).
-        if !path.starts_with(&bucket_dir) || key.split('/').any(|s| s == "..") {
-            return result;
-        }
-        match &result {
-            Ok(resp)
-                if resp.status() == StatusCode::INTERNAL_SERVER_ERROR
-                    && (method == "HEAD" || method == "GET")
-                    && path.is_dir() =>
-            {
-                let body = if method == "HEAD" {
-                    Body::empty()
-                } else {
-                    Body::from(
-                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code>\
-                         <Message>The specified key does not exist.</Message></Error>"
-                            .to_owned(),
-                    )
-                };
-                let mut resp = HttpResponse::new(body);
-                *resp.status_mut() = StatusCode::NOT_FOUND;
-                return Ok(resp);
-            }
-            _ => {}
-        }
-        result
     }
 }
 

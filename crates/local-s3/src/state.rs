@@ -99,7 +99,7 @@ pub(crate) struct State {
     /// How far this endpoint's clock runs ahead of the machine's (negative: behind), ms.
     clock_offset_millis: std::sync::atomic::AtomicI64,
     /// Multipart uploads in progress.
-    uploads: crate::uploads::Uploads,
+    uploads: crate::store::Uploads,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -135,12 +135,12 @@ impl State {
             log: Mutex::new(VecDeque::new()),
             bulk_delete_bucket_level: std::sync::atomic::AtomicBool::new(false),
             clock_offset_millis: std::sync::atomic::AtomicI64::new(0),
-            uploads: crate::uploads::Uploads::default(),
+            uploads: crate::store::Uploads::default(),
         }
     }
 
     /// Multipart uploads started and neither completed nor aborted.
-    pub fn uploads(&self) -> &crate::uploads::Uploads {
+    pub fn uploads(&self) -> &crate::store::Uploads {
         &self.uploads
     }
 

@@ -43,7 +43,6 @@ final class SoakWorker implements Runnable {
 
     private record Obj(long size, long seed) {}
 
-    private final int id;
     private final ObjectStore store;
     private final AsyncObjectStore async;
     private final SoakStats stats;
@@ -62,7 +61,7 @@ final class SoakWorker implements Runnable {
             SoakStats stats,
             long seed,
             long deadlineNanos) {
-        this.id = id;
+
         this.store = store;
         this.async = async;
         this.stats = stats;
@@ -443,12 +442,5 @@ final class SoakWorker implements Runnable {
         }
         stats.bytesVerified.addAndGet(n);
         return true;
-    }
-
-    /** The keys this worker may have left: checked ones and ones of unknown state. */
-    List<String> leftovers() {
-        List<String> all = new ArrayList<>(live.keySet());
-        all.addAll(unknown);
-        return all;
     }
 }

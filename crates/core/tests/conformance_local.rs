@@ -60,6 +60,7 @@ async fn conformance_local() {
             enforces_expiry: true,
             enforces_signature: true,
             enforces_prefix_scope: true,
+            atomic_conditional_writes: true,
         },
         vendor: Arc::new(LocalVendor(s3.clone())),
         missing_expiry: "",

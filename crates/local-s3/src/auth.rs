@@ -220,11 +220,9 @@ fn copy_source(source: &CopySource) -> Option<(&str, &str)> {
     }
 }
 
-/// s3s-fs files a multipart upload under the access key that created it and refuses parts,
-/// completion and abort signed by any other key (403 `AccessDenied`). S3 does not: any
-/// credential allowed to write the object may continue the upload, which is how an upload
-/// outlives a credential rotation. The key was already checked (signature, token, expiry,
-/// scope); the upload is filed under no key.
+/// Any credential allowed to write the object may continue a multipart upload, as on S3,
+/// which is how an upload outlives a credential rotation: the key was already checked
+/// (signature, token, expiry, scope), so the storage sees the request under no key.
 fn unbind_upload<T>(req: &mut S3Request<T>) {
     req.credentials = None;
 }

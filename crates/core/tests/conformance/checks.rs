@@ -21,6 +21,8 @@ use super::{Backend, VendingProvider};
 /// The outcome of a check that did not fail (a failure is a panic: an assertion).
 pub enum Verdict {
     Passed,
+    /// Passed, with what was shown (printed after the status).
+    Proven(String),
     NotProvable(String),
 }
 
@@ -37,6 +39,9 @@ pub fn checks() -> Vec<(&'static str, Check)> {
         ("list_with_delimiter", |b, p| Box::pin(listing(b, p))),
         ("copy_and_rename", |b, p| Box::pin(copy_rename(b, p))),
         ("create_only_put", |b, p| Box::pin(create_only(b, p))),
+        ("conditional_write_race", |b, p| {
+            Box::pin(super::race::race(b, p))
+        }),
         ("multipart_writer", |b, p| Box::pin(multipart(b, p))),
         ("refresh_across_windows", |b, p| Box::pin(refresh(b, p))),
         ("server_rejects_expired", |b, p| Box::pin(expired(b, p))),
@@ -70,7 +75,7 @@ fn registry() -> ObjectStoreRegistry {
 
 /// A store at `s3://bucket/prefix` refreshing from a provider of `ttl` credentials
 /// (`None`: revocable ones).
-async fn open_refreshing(
+pub(super) async fn open_refreshing(
     b: &Backend,
     prefix: &str,
     ttl: Option<Duration>,
@@ -101,7 +106,7 @@ fn open_static(b: &Backend, prefix: &str, options: StorageOptions) -> VendedStor
         .expect("open")
 }
 
-const HOUR: Option<Duration> = Some(Duration::from_secs(3600));
+pub(super) const HOUR: Option<Duration> = Some(Duration::from_secs(3600));
 
 // ---------------------------------------------------------------------------------------
 // The checks. A failed assertion panics; the runner reports it as FAILED.

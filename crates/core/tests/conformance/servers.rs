@@ -248,6 +248,7 @@ impl Moto {
                 enforces_expiry: false,
                 enforces_signature: true,
                 enforces_prefix_scope: true,
+                atomic_conditional_writes: false,
             },
             vendor: self.clone(),
             missing_expiry: "moto accepts expired STS credentials, and its AssumeRole \
@@ -428,6 +429,7 @@ impl LocalStack {
                 enforces_expiry: false,
                 enforces_signature: false,
                 enforces_prefix_scope: false,
+                atomic_conditional_writes: false,
             },
             vendor: self.clone(),
             missing_expiry: "LocalStack's free build accepts expired credentials",

@@ -43,13 +43,12 @@ async fn open(
 
 const MIB: usize = 1 << 20;
 
-/// Multipart upload files the endpoint (s3s-fs) keeps in its data directory.
+/// The multipart uploads the endpoint holds that were neither completed nor aborted, as
+/// `key upload-id`.
 fn upload_files(s3: &local_s3::LocalS3) -> Vec<String> {
-    std::fs::read_dir(s3.data_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".upload"))
+    s3.incomplete_uploads(Some(BUCKET))
+        .into_iter()
+        .map(|u| format!("{} {}", u.key, u.upload_id))
         .collect()
 }
 

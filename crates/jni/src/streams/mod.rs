@@ -48,8 +48,9 @@
 //!
 //! // A writer: one PUT when the data fits in one part, else a multipart upload whose parts
 //! // upload while the caller writes. partSize <= 0: 5 MiB (S3 refuses less than 5 MiB:
-//! // InvalidOptionsException naming part_size); maxConcurrency <= 0: 8. Memory held:
-//! // at most partSize * (maxConcurrency + 1). mode: 0 overwrite, 1 create only
+//! // InvalidOptionsException naming part_size); maxConcurrency <= 0: 8. Data held:
+//! // at most partSize * (maxConcurrency + 1) plus the write call's chunk (process overhead
+//! // comes on top, see WriteOptions). mode: 0 overwrite, 1 create only
 //! // (ObjectAlreadyExistsException at close), 2 if the object's ETag is eTag
 //! // (PreconditionFailedException at close); 1 and 2 are atomic only for data up to one
 //! // part (else checked with a HEAD before completing). Nothing is visible before writerClose.
@@ -62,8 +63,9 @@
 //! // Completes the object (visible from now on) and releases the handle, also when it fails
 //! // (the upload is then aborted). Returns {eTag, version}, either may be null.
 //! static native String[] writerClose(long writer);
-//! // Aborts (a multipart upload is aborted, no parts left) and releases the handle. A no-op
-//! // on a closed or unknown handle, so a Cleaner may call it.
+//! // Aborts (a multipart upload is aborted once its parts in flight end; if the abort fails
+//! // it is retried in the background and the exception names the location and upload id)
+//! // and releases the handle. A no-op on a closed or unknown handle, so a Cleaner may call it.
 //! static native void writerAbort(long writer);
 //!
 //! // A listing of every object under prefix (null: the whole store), fetched page by page as

@@ -91,7 +91,10 @@ pub struct WriterOptions {
     /// larger objects.
     pub part_size: usize,
     /// Most parts uploading at once. Default 8 (`object_store`'s `BufWriter` default). The
-    /// writer holds at most `part_size * (max_concurrency + 1)` bytes.
+    /// writer holds at most `part_size * (max_concurrency + 1)` bytes of data, plus the chunk of
+    /// the `write`/`put` call in progress; the process needs more than that (each connection's
+    /// buffers, runtime threads, allocator caches: up to about 10 MiB more with the defaults;
+    /// budget `part_size * (max_concurrency + 1)` + 16 MiB).
     pub max_concurrency: usize,
     /// What the write may replace. Default [`WriteMode::Overwrite`].
     pub mode: WriteMode,
@@ -120,7 +123,8 @@ enum State {
 
 /// Writes one object: buffers up to one part, then uploads parts while the caller writes
 /// (at most `max_concurrency` at once; the writer holds at most
-/// `part_size * (max_concurrency + 1)` bytes). Nothing is visible at the path until
+/// `part_size * (max_concurrency + 1)` bytes of data besides the chunk being written, see
+/// [`WriterOptions::max_concurrency`]). Nothing is visible at the path until
 /// [`finish`](Self::finish) returns.
 ///
 /// - [`abort`](Self::abort) aborts the multipart upload (no parts left behind) once its parts

@@ -50,3 +50,26 @@ impl Chunk<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::WriteMode;
+
+    fn not_found() -> object_store::Error {
+        object_store::Error::NotFound {
+            path: "p".into(),
+            source: "404 NoSuchKey".into(),
+        }
+    }
+
+    #[test]
+    fn an_if_match_write_of_a_missing_object_is_a_precondition_failure_whatever_the_status() {
+        let e = WriteMode::IfMatch("\"e\"".into()).refusal(not_found());
+        assert!(matches!(e, object_store::Error::Precondition { .. }), "{e}");
+        assert_eq!(crate::Error::from(e).kind(), crate::ErrorKind::Precondition);
+        let e = WriteMode::Overwrite.refusal(not_found());
+        assert!(matches!(e, object_store::Error::NotFound { .. }), "{e}");
+        let e = WriteMode::Create.refusal(not_found());
+        assert!(matches!(e, object_store::Error::NotFound { .. }), "{e}");
+    }
+}

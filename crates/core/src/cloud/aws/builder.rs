@@ -38,8 +38,9 @@ pub enum AwsCredentials {
 
 /// Builds an S3 store for `bucket` from the non-credential `options` (endpoint, region,
 /// allow-http, client options such as `timeout` and `connect_timeout`, retry options such as
-/// [`MAX_RETRIES`]) and `credentials`. Never falls back to environment or instance-metadata
-/// credentials. The HTTP client is shared with every other store of equal client options.
+/// [`crate::options::MAX_RETRIES`]) and `credentials`. Never falls back to environment or
+/// instance-metadata credentials. The HTTP client is shared with every other store of equal
+/// client options.
 ///
 /// # Errors
 /// [`Error::InvalidOption`] for an option `object_store` does not know (only keys starting with

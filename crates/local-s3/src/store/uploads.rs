@@ -72,7 +72,11 @@ impl Uploads {
     pub fn add_part(&self, upload_id: &str, number: i32, part: Part) -> S3Result<()> {
         let mut entries = self.lock();
         let Some(upload) = entries.get_mut(upload_id) else {
+            // Aborted or completed while the part was written: leave nothing behind.
             let _ = std::fs::remove_file(&part.file);
+            if let Some(dir) = part.file.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
             return Err(no_such_upload());
         };
         if let Some(old) = upload.parts.insert(number, part) {

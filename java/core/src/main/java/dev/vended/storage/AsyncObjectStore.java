@@ -211,6 +211,7 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @param data the bytes
      * @param eTag the ETag the object must have, as {@link ObjectMeta#eTag()} gives it
      * @return the write result; fails with {@link PreconditionFailedException} if the ETag differs
+     *     or the object does not exist
      */
     public CompletableFuture<WriteResult> putIfMatchAsync(String path, byte[] data, String eTag) {
         return putIf(path, data, WriteOptions.MODE_IF_MATCH, eTag);

@@ -19,8 +19,23 @@ import java.util.Objects;
  *
  * <p><b>Visibility.</b> Nothing is visible at the path until {@link #close()} returns normally.
  * {@link #flush()} makes nothing visible (it is a no-op). {@link #abort()}, a failed write or a
- * failed close abort the upload, leaving no parts behind; a stream that becomes unreachable without
- * being closed is aborted by a {@link Cleaner}.
+ * failed close abort the multipart upload once its parts in flight have ended, leaving no parts
+ * behind; a stream that becomes unreachable without being closed is aborted the same way by a
+ * {@link Cleaner}.
+ *
+ * <p><b>Parts left behind.</b> An abort needs a valid credential too. When it fails (typically the
+ * credential expired while the provider fails, as in a catalog outage), the exception thrown keeps
+ * its class and cause (for example {@link CredentialsException} caused by the provider's own
+ * exception) and its message adds the location ({@code s3://bucket/key}), the upload id and that
+ * the parts are still stored, invisible but billed; the abort is then retried in the background
+ * with freshly fetched credentials (first after 1 s, the pause doubling to 30 s, for at most 10
+ * minutes), and a warning naming the upload is logged if that fails too. Parts of a process killed
+ * mid-upload are never aborted by this library: give the bucket a lifecycle rule that aborts
+ * incomplete multipart uploads (S3: {@code AbortIncompleteMultipartUpload} with {@code
+ * DaysAfterInitiation}, e.g. 1 day; GCS: the {@code AbortIncompleteMultipartUpload} lifecycle
+ * action). On Azure an abort removes nothing: the blocks staged so far stay as the blob's
+ * uncommitted blocks (Get Block List shows them, reads and listings do not) until Azure discards
+ * them 7 days after staging; a failed close says so.
  *
  * <p><b>Errors.</b> A write after {@link #close()} or {@link #abort()} throws {@link IOException}
  * naming the path and the state. {@link #close()} is idempotent: after the first call (whatever its
@@ -156,7 +171,8 @@ public final class MultipartOutputStream extends OutputStream {
      * @throws ObjectAlreadyExistsException in create-only mode when an object exists (the upload is
      *     aborted)
      * @throws PreconditionFailedException in if-match mode when the ETag differs (aborted)
-     * @throws StorageException for other failures (aborted)
+     * @throws StorageException for other failures (aborted; if the abort failed too, the message
+     *     names the location and upload id of the parts left, see the class description)
      */
     @Override
     public void close() throws IOException {
@@ -177,11 +193,13 @@ public final class MultipartOutputStream extends OutputStream {
     }
 
     /**
-     * Aborts the upload: nothing becomes visible and no parts are left. Does nothing if the stream
-     * was already aborted or failed (a failure aborts it already).
+     * Aborts the upload: nothing becomes visible and no parts are left (on Azure, staged blocks
+     * stay uncommitted until Azure discards them; see the class description). Does nothing if the
+     * stream was already aborted or failed (a failure aborts it already).
      *
      * @throws IllegalStateException if the stream was already completed by {@link #close()}
-     * @throws StorageException if the store refused to abort the multipart upload (the native
+     * @throws StorageException if the store refused to abort the multipart upload; its message
+     *     names the location and upload id, and the abort is retried in the background (the native
      *     handle is released in any case)
      */
     public void abort() throws StorageException {

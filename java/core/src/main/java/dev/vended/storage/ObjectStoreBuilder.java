@@ -133,7 +133,11 @@ abstract class ObjectStoreBuilder {
 
     /**
      * Sets the timeout of one HTTP request (storage option {@code timeout}, in milliseconds, e.g.
-     * {@code 1500ms}); replaces that option if also given.
+     * {@code 1500ms}); replaces that option if also given. This and the following client settings
+     * are storage options with the same keys for every cloud (S3, Azure, GCS), so they can also
+     * come with the options or from a catalog ({@code timeout}, {@code connect_timeout}, {@code
+     * max_retries}, {@code retry_timeout}, {@code retry_init_backoff}, {@code retry_max_backoff});
+     * a bad value is an {@link InvalidOptionsException} naming the key when the store is opened.
      *
      * @param requestTimeout the timeout, or {@code null} to leave it to the options / default
      * @return this builder

@@ -107,18 +107,6 @@ public final class ReadOptions {
     }
 
     /**
-     * Shorthand for {@link #withReadPolicy}, kept from before policies existed: {@code true} sets
-     * {@link ReadPolicy#SEQUENTIAL}, {@code false} sets {@link ReadPolicy#RANDOM} (neither is the
-     * default {@link ReadPolicy#ADAPTIVE}, which already streams scans).
-     *
-     * @param streaming {@code true} to stream every sequential run
-     * @return a copy with the policy set
-     */
-    public ReadOptions withSequentialStreaming(boolean streaming) {
-        return withReadPolicy(streaming ? ReadPolicy.SEQUENTIAL : ReadPolicy.RANDOM);
-    }
-
-    /**
      * Uses a length (and ETag) the caller already knows, e.g. from a listing, so that opening the
      * stream sends no HEAD request.
      *
@@ -170,12 +158,8 @@ public final class ReadOptions {
         return policy;
     }
 
-    /**
-     * Whether sequential runs are read from one streaming GET each, at least at first.
-     *
-     * @return {@code true} unless the policy is {@link ReadPolicy#RANDOM}
-     */
-    public boolean sequentialStreaming() {
+    /** Whether sequential runs are read from one streaming GET each, at least at first. */
+    boolean startsStreaming() {
         return policy != ReadPolicy.RANDOM;
     }
 

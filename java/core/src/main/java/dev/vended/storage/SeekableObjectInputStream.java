@@ -94,7 +94,7 @@ public final class SeekableObjectInputStream extends InputStream {
         this.readAhead = options.readAhead();
         this.reads = new RangeReads(store, path, length, ifMatch);
         this.sequentialGet =
-                options.sequentialStreaming() && length > 0
+                options.startsStreaming() && length > 0
                         ? new SequentialGet(store, path, length, ifMatch)
                         : null;
         this.streaming = sequentialGet != null;

@@ -312,9 +312,9 @@ abstract class StoreOperations {
      * @param eTag the expected ETag, exactly as {@link ObjectMeta#eTag()} gives it
      * @return the new object's ETag and version
      * @throws NullPointerException if an argument is null
-     * @throws PreconditionFailedException if the object's ETag differs
-     * @throws ObjectNotFoundException if the object does not exist (some stores report this as
-     *     {@link PreconditionFailedException})
+     * @throws PreconditionFailedException if the object's ETag differs or the object does not
+     *     exist (the same exception whether the server answers 412 or 404; S3-compatible servers
+     *     differ)
      * @throws StorageException as {@link ObjectStore#put(String, byte[])}
      */
     public WriteResult putIfMatch(String path, byte[] data, String eTag) throws StorageException {

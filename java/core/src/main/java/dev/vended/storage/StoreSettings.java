@@ -12,7 +12,8 @@ import java.util.Objects;
  * parallel arrays, the refresh settings as {@code long[] refreshMillis} (converted and validated
  * natively by the core's {@code RefreshConfig::from_millis}, for every open path), the HTTP client
  * and retry settings as storage options ({@code timeout}, {@code connect_timeout}, {@code
- * max_retries}, {@code retry_timeout}; {@code crates/core/src/cloud/aws/builder.rs}).
+ * max_retries}, {@code retry_timeout}; the same keys for every cloud, checked natively by {@code
+ * crates/core/src/options/client.rs}).
  */
 final class StoreSettings {
 

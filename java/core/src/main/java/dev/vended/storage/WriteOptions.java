@@ -4,8 +4,14 @@ package dev.vended.storage;
  * Options of a {@link MultipartOutputStream} ({@link ObjectStore#openOutput(String,
  * WriteOptions)}). Immutable; the {@code with*} methods return modified copies.
  *
- * <p>Memory: the native writer holds at most {@code partSize * (maxConcurrency + 1)} bytes, plus
- * the stream's own {@link MultipartOutputStream#BUFFER_SIZE} buffer on the Java heap.
+ * <p>Memory: the data a stream holds is at most {@code partSize * (maxConcurrency + 1)} bytes
+ * natively (the parts uploading and the part being filled) plus the write call being handed over
+ * (at most {@link MultipartOutputStream#BUFFER_SIZE} bytes), and the stream's own {@link
+ * MultipartOutputStream#BUFFER_SIZE} buffer on the Java heap: 47 MiB with the defaults. The
+ * process grows by more than that: each upload connection's buffers, the native runtime's
+ * threads and the allocator's cached pages add up to about 10 MiB (a 2.25 GiB upload with the
+ * defaults grew the process by 52-56 MiB, a 1 GiB upload by 28-42 MiB). Budget {@code partSize *
+ * (maxConcurrency + 1) + 16 MiB} per stream, plus 1 MiB of heap.
  */
 public final class WriteOptions {
 
@@ -16,7 +22,13 @@ public final class WriteOptions {
     /** Write mode: fail unless the object's ETag matches. */
     static final int MODE_IF_MATCH = 2;
 
-    private static final WriteOptions DEFAULTS = new WriteOptions(0L, 0, MODE_OVERWRITE, null);
+    /** The default part size: 5 MiB (S3's smallest part), in bytes. */
+    public static final long DEFAULT_PART_SIZE = 5L << 20;
+    /** The default number of parts uploading at once: 8. */
+    public static final int DEFAULT_MAX_CONCURRENCY = 8;
+
+    private static final WriteOptions DEFAULTS =
+            new WriteOptions(DEFAULT_PART_SIZE, DEFAULT_MAX_CONCURRENCY, MODE_OVERWRITE, null);
 
     private final long partSize;
     private final int maxConcurrency;
@@ -44,7 +56,7 @@ public final class WriteOptions {
      * refuse parts below 5 MiB or above 5 GiB ({@link InvalidOptionsException} naming {@code
      * part_size}); local files and memory accept any size.
      *
-     * @param bytes part size in bytes, or {@code 0} for the default (5 MiB)
+     * @param bytes part size in bytes, or {@code 0} for the default ({@link #DEFAULT_PART_SIZE})
      * @return a copy with the part size set
      * @throws IllegalArgumentException if {@code bytes} is negative
      */
@@ -52,13 +64,14 @@ public final class WriteOptions {
         if (bytes < 0) {
             throw new IllegalArgumentException("partSize must not be negative: " + bytes);
         }
-        return new WriteOptions(bytes, maxConcurrency, mode, eTag);
+        return new WriteOptions(
+                bytes == 0 ? DEFAULT_PART_SIZE : bytes, maxConcurrency, mode, eTag);
     }
 
     /**
      * Sets how many parts may upload at once; a write blocks while that many are in flight.
      *
-     * @param parts at least 1, or {@code 0} for the default (8)
+     * @param parts at least 1, or {@code 0} for the default ({@link #DEFAULT_MAX_CONCURRENCY})
      * @return a copy with the concurrency set
      * @throws IllegalArgumentException if {@code parts} is negative
      */
@@ -66,7 +79,8 @@ public final class WriteOptions {
         if (parts < 0) {
             throw new IllegalArgumentException("maxConcurrency must not be negative: " + parts);
         }
-        return new WriteOptions(partSize, parts, mode, eTag);
+        return new WriteOptions(
+                partSize, parts == 0 ? DEFAULT_MAX_CONCURRENCY : parts, mode, eTag);
     }
 
     /**
@@ -97,7 +111,7 @@ public final class WriteOptions {
     }
 
     /**
-     * The part size, {@code 0} for the default.
+     * The part size that will be used ({@link #DEFAULT_PART_SIZE} unless set).
      *
      * @return bytes
      */
@@ -106,7 +120,7 @@ public final class WriteOptions {
     }
 
     /**
-     * The number of parts uploading at once, {@code 0} for the default.
+     * The number of parts that may upload at once ({@link #DEFAULT_MAX_CONCURRENCY} unless set).
      *
      * @return parts
      */

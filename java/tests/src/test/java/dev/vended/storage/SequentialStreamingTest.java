@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link ReadPolicy#SEQUENTIAL} ({@link ReadOptions#withSequentialStreaming}): one streaming GET
+ * {@link ReadPolicy#SEQUENTIAL} ({@link ReadOptions#withReadPolicy}): one streaming GET
  * per sequential run against the signing endpoint; bytes equal, GET counts per run, seeks,
  * positioned reads, direct buffers, close, and a replaced object. {@link ReadPolicy#ADAPTIVE}
  * (the default): a scan is one GET; a footer read then a backward seek, or a positioned read
@@ -53,7 +53,7 @@ class SequentialStreamingTest {
     }
 
     private static ReadOptions streaming() {
-        return ReadOptions.defaults().withBlockSize(BLOCK).withSequentialStreaming(true);
+        return ReadOptions.defaults().withBlockSize(BLOCK).withReadPolicy(ReadPolicy.SEQUENTIAL);
     }
 
     private static long gets(String key) throws IOException {
@@ -186,7 +186,7 @@ class SequentialStreamingTest {
         assertEquals(ReadPolicy.ADAPTIVE, ReadOptions.defaults().readPolicy());
         assertEquals(
                 ReadPolicy.RANDOM,
-                ReadOptions.defaults().withSequentialStreaming(false).readPolicy());
+                ReadOptions.defaults().withReadPolicy(ReadPolicy.RANDOM).readPolicy());
         assertEquals(ReadPolicy.SEQUENTIAL, streaming().readPolicy());
         assertThrows(NullPointerException.class, () -> ReadOptions.defaults().withReadPolicy(null));
         try (ObjectStore store = store("adaptive-scan")) {

@@ -42,8 +42,8 @@ public final class StreamMemory {
         long size = argv.length > 0 ? Long.parseLong(argv[0]) : 1L << 30;
         Path logDir = Path.of(argv.length > 1 ? argv[1] : "/tmp");
         WriteOptions wo = WriteOptions.defaults();
-        long partSize = wo.partSize() > 0 ? wo.partSize() : 5L << 20;
-        int concurrency = wo.maxConcurrency() > 0 ? wo.maxConcurrency() : 8;
+        long partSize = wo.partSize();
+        int concurrency = wo.maxConcurrency();
         long targetBytes = partSize * concurrency + (64L << 20);
         byte[] chunk = BenchEnv.randomBytes(CHUNK, 11);
         byte[] buf = new byte[CHUNK];

@@ -105,13 +105,25 @@ async fn big_upload(in_memory: bool) {
     let complete = complete_started.elapsed();
     let head = store.head(&path).await.unwrap();
     assert_eq!(head.size, total as u64);
+    // Read it back across its parts: every byte is 7.
+    let read_started = Instant::now();
+    let mut stream = store.get(&path).await.unwrap().into_stream();
+    let mut read = 0usize;
+    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+        let chunk = chunk.unwrap();
+        assert!(chunk.iter().all(|&b| b == 7));
+        read += chunk.len();
+    }
+    assert_eq!(read, total);
+    let read_secs = read_started.elapsed().as_secs_f64();
     println!(
-        "big multipart ({}): {} MiB in {} parts uploaded in {:.1} s, CompleteMultipartUpload {} ms",
+        "big multipart ({}): {} MiB in {} parts uploaded in {:.1} s, CompleteMultipartUpload {} ms, GET {:.0} MiB/s",
         if in_memory { "--in-memory" } else { "disk" },
         total / MIB,
         total.div_ceil(part_size),
         parts_done.as_secs_f64(),
-        complete.as_millis()
+        complete.as_millis(),
+        (total / MIB) as f64 / read_secs
     );
     assert!(
         complete < Duration::from_secs(10),

@@ -16,13 +16,14 @@ import java.util.Properties;
  *
  * <h2>Where the library comes from</h2>
  *
- * <p>If the system property {@value #LIBRARY_PROPERTY} is set, it names the library file to load
- * with {@link System#load} instead of the bundled one (an absolute path; a relative path or a
- * missing file is an {@link UnsatisfiedLinkError} naming it). Use it for a library built
- * separately ({@code cargo build --release -p vended-storage-jni}, then {@code
- * target/release/libvended_storage_jni.so}), e.g. for a platform the jar does not bundle; the
- * project's JUnit suite uses it to load the test build of the library (cargo feature {@code
- * test-hooks}), which the jar never contains.
+ * <p>If the system property {@value #LIBRARY_PROPERTY} is set, or else the environment variable
+ * {@value #LIBRARY_ENV}, it names the library file to load with {@link System#load} instead of the
+ * bundled one (an absolute path; a relative path or a missing file is an {@link
+ * UnsatisfiedLinkError} naming it and where it came from). Use it for a library built separately
+ * ({@code cargo build --release -p vended-storage-jni}, then {@code
+ * target/release/libvended_storage_jni.so}, {@code .dylib} on macOS), e.g. for a platform the jar
+ * does not bundle; the project's JUnit suite uses the property to load the test build of the
+ * library (cargo feature {@code test-hooks}), which the jar never contains.
  *
  * <p>Otherwise the library bundled in the jar as the resource {@code
  * /native/<platform>/<file>} is extracted to a temporary file and loaded from there. Platform
@@ -31,9 +32,12 @@ import java.util.Properties;
  * and {@code arch} one of {@code x86_64}, {@code aarch_64}; the file is {@code
  * libvended_storage_jni.so} (Linux), {@code libvended_storage_jni.dylib} (macOS) or {@code
  * vended_storage_jni.dll} (Windows). For example {@code /native/linux-x86_64/libvended_storage_jni.so}
- * or {@code /native/osx-aarch_64/libvended_storage_jni.dylib}. When the library for the running
- * platform is missing, the {@link UnsatisfiedLinkError} names the detected platform, the platforms
- * the class path does bundle, and how to build the library from source.
+ * or {@code /native/linux-aarch_64/libvended_storage_jni.so}. The Linux libraries are built against
+ * glibc 2.17, so they load on any glibc of 2.17 or newer, but not on musl (Alpine). When the
+ * running platform (operating system, architecture and, on Linux, C library; see {@link
+ * NativePlatform}) has no bundled library, or the bundled one fails to load, the one {@link
+ * UnsatisfiedLinkError} names the detected platform, the platforms the class path bundles, and the
+ * ways out: the property or the environment variable naming a library built on that machine.
  *
  * <h2>Version check</h2>
  *
@@ -60,6 +64,12 @@ final class NativeLoader {
     static final String LIBRARY_PROPERTY = "vended.storage.native.library";
 
     /**
+     * Environment variable naming an absolute path of the native library to load instead, when
+     * {@value #LIBRARY_PROPERTY} is not set.
+     */
+    static final String LIBRARY_ENV = "VENDED_STORAGE_NATIVE_LIBRARY";
+
+    /**
      * The number of the JNI contract these classes expect; must equal {@code NATIVE_ABI} in {@code
      * crates/jni/src/lib.rs}. Bump both whenever a native method is added, removed or renamed, or
      * changes its parameter or return types.
@@ -79,8 +89,11 @@ final class NativeLoader {
 
     private static final String BUILD_HINT =
             "build the library from the same source release with cargo (cargo build --release -p"
-                    + " vended-storage-jni) and pass -D"
+                    + " vended-storage-jni; docs/platforms.md has the steps) and name the file with"
+                    + " -D"
                     + LIBRARY_PROPERTY
+                    + "=/absolute/path/to/it or the environment variable "
+                    + LIBRARY_ENV
                     + "=/absolute/path/to/it";
 
     private static boolean loaded;
@@ -119,54 +132,110 @@ final class NativeLoader {
      */
     private static native String nativeAbi();
 
+    /**
+     * Where the library comes from: an explicit file ({@code file} set) or a resource of the jar.
+     *
+     * @param file the file named by the property or the environment variable, or {@code null}
+     * @param resource the bundled resource, or {@code null} for an explicit file
+     * @param platform the bundled resource's platform name, or {@code null} for an explicit file
+     * @param description where it came from, for messages
+     */
+    record Source(Path file, String resource, String platform, String description) {}
+
     /** Loads the library and returns a description of where it came from, for messages. */
     private static String doLoad() {
-        String explicit = System.getProperty(LIBRARY_PROPERTY);
-        if (explicit != null && !explicit.isBlank()) {
-            Path path = Path.of(explicit.trim());
-            if (!path.isAbsolute()) {
-                throw new UnsatisfiedLinkError(
-                        "-D" + LIBRARY_PROPERTY + " must be an absolute path, got: " + explicit);
-            }
-            if (!Files.isRegularFile(path)) {
-                throw new UnsatisfiedLinkError(
-                        "-D" + LIBRARY_PROPERTY + " names no such file: " + explicit);
-            }
-            System.load(path.toString());
-            return path.toString() + " (-D" + LIBRARY_PROPERTY + ")";
+        NativePlatform detected = NativePlatform.current();
+        List<String> bundled = bundledPlatforms();
+        String property = System.getProperty(LIBRARY_PROPERTY);
+        Source source = locate(detected, property, System.getenv(LIBRARY_ENV), bundled);
+        if (source.file() != null) {
+            System.load(source.file().toString());
+            return source.description();
         }
-
-        String osName = System.getProperty("os.name", "");
-        String osArch = System.getProperty("os.arch", "");
-        String platform = platformDirectory(osName, osArch);
-        if (platform == null) {
-            throw new UnsatisfiedLinkError(
-                    missingLibraryMessage(osName, osArch, null, bundledPlatforms()));
-        }
-        String resource = resourceName(platform);
-        try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
+        String fileName = libraryFileName(source.platform());
+        int dot = fileName.lastIndexOf('.');
+        Path tmp;
+        try (InputStream in = NativeLoader.class.getResourceAsStream(source.resource())) {
             if (in == null) {
                 throw new UnsatisfiedLinkError(
-                        missingLibraryMessage(osName, osArch, platform, bundledPlatforms()));
+                        missingLibraryMessage(detected, source.platform(), bundled));
             }
-            String fileName = libraryFileName(platform);
-            int dot = fileName.lastIndexOf('.');
-            Path tmp =
-                    Files.createTempFile(fileName.substring(0, dot) + "-", fileName.substring(dot));
+            tmp = Files.createTempFile(fileName.substring(0, dot) + "-", fileName.substring(dot));
             tmp.toFile().deleteOnExit();
             Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-            System.load(tmp.toAbsolutePath().toString());
-            return resource + " (bundled in the jar)";
         } catch (IOException e) {
             UnsatisfiedLinkError error =
                     new UnsatisfiedLinkError(
                             "cannot extract vended-storage native library "
-                                    + resource
+                                    + source.resource()
                                     + " to a temporary file: "
                                     + e);
             error.initCause(e);
             throw error;
         }
+        try {
+            System.load(tmp.toAbsolutePath().toString());
+        } catch (UnsatisfiedLinkError e) {
+            // E.g. a C library older than glibc 2.17: the one message, with the system's reason.
+            UnsatisfiedLinkError error =
+                    new UnsatisfiedLinkError(
+                            "vended-storage: the bundled native library "
+                                    + source.resource()
+                                    + " for the detected platform "
+                                    + source.platform()
+                                    + " ("
+                                    + detected.describe()
+                                    + ") does not load here ("
+                                    + e.getMessage()
+                                    + (source.platform().startsWith("linux-")
+                                            ? "); the jar's Linux libraries need glibc 2.17 or"
+                                                    + " newer; "
+                                            : "); ")
+                                    + carriedAndWaysOut(bundled));
+            error.initCause(e);
+            throw error;
+        }
+        return source.description();
+    }
+
+    /**
+     * Decides where the library comes from, without loading anything: the property, else the
+     * environment variable, else the bundled library of the detected platform.
+     *
+     * @param detected the running platform ({@link NativePlatform#current()})
+     * @param property the value of {@value #LIBRARY_PROPERTY}, or {@code null}
+     * @param env the value of {@value #LIBRARY_ENV}, or {@code null}
+     * @param bundled the platforms the class path bundles ({@link #bundledPlatforms()})
+     * @return the source to load
+     * @throws UnsatisfiedLinkError when the named file is relative or missing, or when no library
+     *     is bundled for the detected platform (the message names it, the bundled platforms and
+     *     the ways out)
+     */
+    static Source locate(
+            NativePlatform detected, String property, String env, List<String> bundled) {
+        if (property != null && !property.isBlank()) {
+            return explicit(property, "-D" + LIBRARY_PROPERTY);
+        }
+        if (env != null && !env.isBlank()) {
+            return explicit(env, "environment variable " + LIBRARY_ENV);
+        }
+        String platform = detected.directory();
+        if (platform == null || !bundled.contains(platform)) {
+            throw new UnsatisfiedLinkError(missingLibraryMessage(detected, platform, bundled));
+        }
+        String resource = resourceName(platform);
+        return new Source(null, resource, platform, resource + " (bundled in the jar)");
+    }
+
+    private static Source explicit(String value, String origin) {
+        Path path = Path.of(value.trim());
+        if (!path.isAbsolute()) {
+            throw new UnsatisfiedLinkError(origin + " must be an absolute path, got: " + value);
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new UnsatisfiedLinkError(origin + " names no such file: " + value);
+        }
+        return new Source(path, null, null, path + " (" + origin + ")");
     }
 
     /** Compares the loaded library's version and ABI with these classes'. */
@@ -273,7 +342,9 @@ final class NativeLoader {
                 + "); the classes and the native library must come from the same release: use"
                 + " the jar's own library (unset -D"
                 + LIBRARY_PROPERTY
-                + " if it is set), or "
+                + " and "
+                + LIBRARY_ENV
+                + " if set), or "
                 + BUILD_HINT;
     }
 
@@ -287,13 +358,29 @@ final class NativeLoader {
      */
     static String missingLibraryMessage(
             String osName, String osArch, String platform, List<String> bundled) {
+        return missingLibraryMessage(
+                new NativePlatform(osName, osArch, NativePlatform.UNKNOWN), platform, bundled);
+    }
+
+    /**
+     * The error message when no library for the running platform is available: the detected
+     * platform, the bundled ones, and the ways out.
+     *
+     * @param detected the running platform
+     * @param platform its platform name ({@link NativePlatform#directory()}), or {@code null} if
+     *     unsupported (including Linux with musl)
+     * @param bundled the platforms the class path bundles (see {@link #bundledPlatforms})
+     */
+    static String missingLibraryMessage(
+            NativePlatform detected, String platform, List<String> bundled) {
         StringBuilder m = new StringBuilder("vended-storage: ");
         if (platform == null) {
-            m.append("no native library for this platform (os.name=")
-                    .append(osName)
-                    .append(", os.arch=")
-                    .append(osArch)
-                    .append("); supported platform names are ")
+            m.append("no native library for this platform (").append(detected.describe());
+            if (NativePlatform.MUSL.equals(detected.libc())) {
+                m.append("; the Linux libraries are built against glibc 2.17 and do not load on")
+                        .append(" musl");
+            }
+            m.append("); platform names are ")
                     .append(OPERATING_SYSTEMS)
                     .append(" x ")
                     .append(ARCHITECTURES)
@@ -301,22 +388,40 @@ final class NativeLoader {
         } else {
             m.append("this class path has no native library for the detected platform ")
                     .append(platform)
-                    .append(" (os.name=")
-                    .append(osName)
-                    .append(", os.arch=")
-                    .append(osArch)
+                    .append(" (")
+                    .append(detected.describe())
                     .append("; resource ")
                     .append(resourceName(platform))
                     .append(')');
         }
-        m.append("; bundled platforms: ");
+        m.append("; ").append(carriedAndWaysOut(bundled));
+        return m.toString();
+    }
+
+    /** {@code bundled platforms: ...; <the ways out>}, the end of every loading error. */
+    private static String carriedAndWaysOut(List<String> bundled) {
+        StringBuilder m = new StringBuilder("bundled platforms: ");
         if (bundled.isEmpty()) {
             m.append("none (the jar is incomplete)");
         } else {
             m.append(String.join(", ", bundled));
         }
-        m.append("; use the vended-storage jar for your platform, or ").append(BUILD_HINT);
+        m.append("; use the vended-storage jar for your platform, or ")
+                .append(BUILD_HINT)
+                .append(" (the loader checks that it is of this release, ")
+                .append(javaVersionOrUnknown())
+                .append(" with JNI ABI ")
+                .append(NATIVE_ABI)
+                .append(", and rejects a mismatched one)");
         return m.toString();
+    }
+
+    private static String javaVersionOrUnknown() {
+        try {
+            return javaVersion();
+        } catch (UnsatisfiedLinkError e) {
+            return "version unknown";
+        }
     }
 
     /**

@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>
  * java -cp ... dev.vended.storage.examples.PlatformSmoke --load-only
  * java -cp ... dev.vended.storage.examples.PlatformSmoke --local-s3 target/release/local-s3
- * java -cp ... dev.vended.storage.examples.PlatformSmoke --endpoint http://127.0.0.1:PORT --bucket B
+ * java -cp ... dev.vended.storage.examples.PlatformSmoke --endpoint URL --bucket B
  * </pre>
  *
  * <p>With {@code --local-s3} it starts the endpoint itself (an x86_64 binary is run by the host
@@ -75,8 +75,7 @@ public final class PlatformSmoke {
                 System.exit(2);
             }
         }
-        String platform =
-                System.getProperty("os.name") + "/" + System.getProperty("os.arch");
+        String platform = System.getProperty("os.name") + "/" + System.getProperty("os.arch");
         System.out.println(
                 "platform-smoke: "
                         + platform
@@ -95,16 +94,30 @@ public final class PlatformSmoke {
             Path log = Files.createTempFile("vended-storage-smoke-local-s3-", ".log");
             try (LocalS3Server local =
                     LocalS3Server.start(Path.of(a.get("local-s3")), "smoke-bucket", log)) {
-                int status =
-                        run(local.endpoint(), "smoke-bucket", ttl, rotations, maxSeconds, platform,
-                                () -> rejected(local.stats()));
-                System.exit(status);
+                Rejections rejections = () -> rejected(local.stats());
+                String endpoint = local.endpoint();
+                System.exit(
+                        run(
+                                endpoint,
+                                "smoke-bucket",
+                                ttl,
+                                rotations,
+                                maxSeconds,
+                                platform,
+                                rejections));
             }
         } else if (a.containsKey("endpoint") && a.containsKey("bucket")) {
             String endpoint = a.get("endpoint");
+            Rejections rejections = () -> rejected(endpoint);
             System.exit(
-                    run(endpoint, a.get("bucket"), ttl, rotations, maxSeconds, platform,
-                            () -> rejected(endpoint)));
+                    run(
+                            endpoint,
+                            a.get("bucket"),
+                            ttl,
+                            rotations,
+                            maxSeconds,
+                            platform,
+                            rejections));
         } else {
             System.err.println(
                     "usage: PlatformSmoke --load-only | --local-s3 PATH | --endpoint URL --bucket B"

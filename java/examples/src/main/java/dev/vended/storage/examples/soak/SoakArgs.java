@@ -50,8 +50,11 @@ record SoakArgs(
               --seed N               seed of the workload and the fault schedule (default 1)
               --faults SPEC          fault proxy rates in percent of requests
                                      (default 503=2,reset=1,latency=5)
-              --local-s3 PATH        the local-s3 binary (bin/soak passes the release build)
-              --work-dir PATH        where logs go (default: a new directory under /tmp)
+              --local-s3 PATH        the local-s3 binary (default: the system property
+                                     vended.storage.localS3, which bin/soak sets to a copy of
+                                     the release build)
+              --work-dir PATH        where logs go (default: the system property soak.workDir,
+                                     which bin/soak sets, else a new directory under /tmp)
             Prints progress every 30 s, then a summary line and a markdown block for BENCHMARKS.md.
             Exit status: 0 = no failure outside the outage window and no verification mismatch;
             1 = otherwise; 2 = bad command line.""";

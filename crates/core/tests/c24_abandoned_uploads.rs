@@ -123,7 +123,6 @@ async fn c24_a_failed_close_names_the_upload_and_aborts_it_once_the_provider_is_
     // The provider's error, naming the upload, its location and that it is still there.
     assert_eq!(e.kind(), ErrorKind::Credentials, "{e}");
     let text = e.to_string();
-    eprintln!("close() failed: {text}");
     assert!(text.contains("catalog down"), "{text}");
     assert!(
         text.contains(&id) && text.contains("s3://test-bucket/c24/obj"),
@@ -207,4 +206,25 @@ async fn c24_a_failed_write_with_a_working_provider_leaves_no_upload() {
     assert_eq!(e.kind(), ErrorKind::AlreadyExists);
     assert!(!matches!(e, Error::UploadLeft { .. }), "{e}");
     assert!(incomplete(&s3, "c24ok/obj").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c24_a_finish_dropped_half_way_aborts_the_upload() {
+    use futures::FutureExt;
+    let (s3, _provider, store) = open("c24cancel").await;
+    let key = "c24cancel/obj";
+    let mut w = store.writer("obj", WriterOptions::default()).unwrap();
+    w.write(&data(11 * MIB, 4)).await.unwrap();
+    let id = w.upload_id().unwrap().to_string();
+    // One poll, then the future is dropped (as a caller's timeout or select! would).
+    assert!(
+        w.finish().now_or_never().is_none(),
+        "finish completed in one poll"
+    );
+    let left = wait_until_aborted(&s3, key, Duration::from_secs(30)).await;
+    assert!(left.is_empty(), "upload {id} not aborted: {left:?}");
+    assert_eq!(
+        root_store(&s3).head(key).await.unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
 }

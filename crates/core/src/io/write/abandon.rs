@@ -31,8 +31,9 @@ pub const ABORT_MAX_ATTEMPTS: u32 = 30;
 /// (the abort is then retried in the background).
 pub(super) async fn after_failure(mut upload: Upload, cause: Error) -> Error {
     upload.settle().await;
+    upload.handled();
     let staged = upload.parts_started();
-    let target = upload.target;
+    let target = upload.target.clone();
     match target.abort().await {
         Ok(()) if target.abort_removes_parts() || staged == 0 => cause,
         Ok(()) => left(&target, uncommitted_blocks(&target, staged), cause),
@@ -47,7 +48,8 @@ pub(super) async fn after_failure(mut upload: Upload, cause: Error) -> Error {
 /// in the background).
 pub(super) async fn abort(mut upload: Upload) -> Result<(), Error> {
     upload.settle().await;
-    let target = upload.target;
+    upload.handled();
+    let target = upload.target.clone();
     match target.abort().await {
         Ok(()) => Ok(()),
         Err(e) => Err(left(&target, retrying(&target, &e), e)),
@@ -57,6 +59,8 @@ pub(super) async fn abort(mut upload: Upload) -> Result<(), Error> {
 /// A writer dropped unfinished: on `runtime`, lets the parts in flight end and aborts the
 /// upload, retrying as after a failure; logs what is left.
 pub(super) fn dropped(mut upload: Upload, runtime: Option<tokio::runtime::Handle>) {
+    // Whatever happens to the task below, this upload's own drop starts nothing more.
+    upload.handled();
     let location = upload.target.ctx.location.clone();
     let Some(rt) = runtime.or_else(|| tokio::runtime::Handle::try_current().ok()) else {
         log::warn!(
@@ -68,7 +72,7 @@ pub(super) fn dropped(mut upload: Upload, runtime: Option<tokio::runtime::Handle
     rt.spawn(async move {
         upload.settle().await;
         let staged = upload.parts_started();
-        let target = upload.target;
+        let target = upload.target.clone();
         match target.abort().await {
             Ok(()) if target.abort_removes_parts() || staged == 0 => {
                 log::debug!("aborted the unfinished upload of {location}")

@@ -365,7 +365,11 @@ impl ObjectWriter {
             adapter: crate::cloud::adapter_for(key.scheme).ok(),
         };
         let target = Target::start(ctx, self.entry.multipart.clone(), &*self.store).await?;
-        Ok(Upload::new(target, self.options.part_size))
+        Ok(Upload::new(
+            target,
+            self.options.part_size,
+            self.runtime.clone(),
+        ))
     }
 
     /// The multipart upload's id, once one was started (S3, GCS; `None` before, for
@@ -419,10 +423,8 @@ fn unreachable_state() -> Result<WriteResult> {
 
 impl Drop for ObjectWriter {
     fn drop(&mut self) {
-        if let State::Multipart(upload) = std::mem::replace(&mut self.state, State::Closed(CLOSED))
-        {
-            abandon::dropped(*upload, self.runtime.clone());
-        }
+        // An unfinished upload aborts itself in the background when dropped (see `Upload`).
+        self.state = State::Closed(CLOSED);
     }
 }
 

@@ -202,24 +202,40 @@ impl Target {
 
 type PartFuture = std::pin::Pin<Box<dyn Future<Output = Result<()>> + Send>>;
 
-/// The parts of one upload: those in flight and the one being filled.
+/// The parts of one upload: those in flight and the one being filled. Dropped before it was
+/// completed or handed to [`super::abandon`] (a `finish` future dropped half-way), it hands its
+/// parts in flight to a background abort (on `runtime`) like a dropped writer.
 pub(super) struct Upload {
     pub target: Target,
     tasks: JoinSet<Result<()>>,
     buffer: PutPayloadMut,
     part_size: usize,
     started: usize,
+    runtime: Option<tokio::runtime::Handle>,
+    /// Completed, or handed to [`super::abandon`]: dropping it starts nothing.
+    handled: bool,
 }
 
 impl Upload {
-    pub(super) fn new(target: Target, part_size: usize) -> Self {
+    pub(super) fn new(
+        target: Target,
+        part_size: usize,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> Self {
         Self {
             target,
             tasks: JoinSet::new(),
             buffer: PutPayloadMut::new(),
             part_size,
             started: 0,
+            runtime,
+            handled: false,
         }
+    }
+
+    /// Marks the upload as completed or taken care of: its drop starts nothing.
+    pub(super) fn handled(&mut self) {
+        self.handled = true;
     }
 
     /// How many parts were handed to the store so far.
@@ -293,7 +309,28 @@ impl Upload {
             self.start_part();
         }
         self.wait_for_capacity(0).await?;
-        self.target.complete().await
+        let done = self.target.complete().await?;
+        self.handled = true;
+        Ok(done)
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if self.handled {
+            return;
+        }
+        self.handled = true;
+        let orphan = Upload {
+            target: self.target.clone(),
+            tasks: std::mem::take(&mut self.tasks),
+            buffer: PutPayloadMut::new(),
+            part_size: self.part_size,
+            started: self.started,
+            runtime: self.runtime.clone(),
+            handled: false,
+        };
+        super::abandon::dropped(orphan, self.runtime.clone());
     }
 }
 

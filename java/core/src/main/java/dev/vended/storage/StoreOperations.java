@@ -7,11 +7,14 @@ import java.util.Objects;
 
 /**
  * The streaming, vectored, listing-as-stream, conditional and server-side operations of {@link
- * ObjectStore} (which is the only subclass): kept apart so neither file grows past a readable
- * size. Every method here is public API of {@code ObjectStore}.
+ * ObjectStore}: kept apart so neither file grows past a readable size. Every method here is public
+ * API of {@code ObjectStore}, its only subclass; this class is public so that the documentation of
+ * those methods is linkable, and cannot be subclassed outside this package (its constructor is
+ * package-private).
  */
-abstract class StoreOperations {
+public abstract class StoreOperations {
 
+    /** For {@link ObjectStore} only. */
     StoreOperations() {}
 
     /** Acquires the native store handle (pair with {@link #releaseHandle}). */

@@ -59,16 +59,6 @@ impl AuthRetryStore {
         }
     }
 
-    /// After the one retry of a rejected request: tells the refresher whether the credential
-    /// that signed the retry (generation `retried`) was accepted, so that an endpoint rejecting
-    /// every freshly vended credential is backed off rather than asked again per request.
-    fn report_retry(&self, retried: u64, result: &object_store::Result<impl Sized>) {
-        if let Some(r) = &self.refresher {
-            let rejected = matches!(result, Err(e) if self.adapter.is_auth_failure(e));
-            r.report_auth_retry(retried, !rejected);
-        }
-    }
-
     fn parts(&self) -> RetryParts {
         RetryParts {
             inner: self.inner.clone(),
@@ -99,19 +89,28 @@ pub(crate) fn classify(adapter: &dyn CloudAdapter, e: object_store::Error) -> ob
 
 /// What a retrying stream needs of an [`AuthRetryStore`], owned (streams are `'static`).
 #[derive(Clone)]
-struct RetryParts {
-    inner: Arc<dyn ObjectStore>,
+pub(super) struct RetryParts {
+    pub(super) inner: Arc<dyn ObjectStore>,
     refresher: Option<Arc<dyn RefresherHandle>>,
-    adapter: &'static dyn CloudAdapter,
+    pub(super) adapter: &'static dyn CloudAdapter,
 }
 
 impl RetryParts {
-    fn generation(&self) -> u64 {
+    pub(super) fn generation(&self) -> u64 {
         self.refresher.as_ref().map_or(0, |r| r.generation())
     }
 
+    /// After the one retry of a rejected request: tells the refresher whether the credential
+    /// that signed it (the generation current now) was accepted.
+    pub(super) fn report_retry(&self, result: &object_store::Result<impl Sized>) {
+        if let Some(r) = &self.refresher {
+            let rejected = matches!(result, Err(e) if self.adapter.is_auth_failure(e));
+            r.report_auth_retry(r.generation(), !rejected);
+        }
+    }
+
     /// Invalidates `generation` if `e` is an auth failure; says whether a retry makes sense.
-    fn invalidate_on(&self, e: &object_store::Error, generation: u64) -> bool {
+    pub(super) fn invalidate_on(&self, e: &object_store::Error, generation: u64) -> bool {
         match &self.refresher {
             Some(r) if self.adapter.is_auth_failure(e) => {
                 r.invalidate(generation);
@@ -212,7 +211,7 @@ macro_rules! with_auth_retry {
                     "request rejected by the endpoint ({e}); retrying once with a fresh credential"
                 );
                 let result = $call.await;
-                $self.report_retry($self.generation(), &result);
+                $self.parts().report_retry(&result);
                 result.map_err(|e| $self.classify(e))
             }
             other => other.map_err(|e| $self.classify(e)),
@@ -247,7 +246,11 @@ impl ObjectStore for AuthRetryStore {
         location: &Path,
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
-        with_auth_retry!(self, self.inner.get_opts(location, options.clone()))
+        let mut result = with_auth_retry!(self, self.inner.get_opts(location, options.clone()))?;
+        if self.refresher.is_some() {
+            super::body_retry::retry_body(&mut result, self.parts(), location, options);
+        }
+        Ok(result)
     }
 
     async fn get_ranges(

@@ -20,6 +20,7 @@ use crate::refresh::{RefreshStats, RefresherHandle};
 use crate::session::Session;
 
 mod auth_retry;
+mod body_retry;
 
 pub(crate) use auth_retry::classify;
 pub use auth_retry::AuthRetryStore;

@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,6 +26,13 @@ class OrdersCredentialsTest {
     // The enforcing local S3 endpoint (127.0.0.1, a free port) with bucket "tables", per class.
     @RegisterExtension
     static LocalS3Extension s3 = LocalS3Extension.create().bucket("tables");
+
+    @BeforeAll
+    static void loadTheNativeLibrary() throws Exception {
+        // The first open in a JVM loads the library (seconds on a busy machine): do it before
+        // vending 3 s credentials whose provider calls the tests count exactly.
+        ObjectStore.open("memory://warm-up", Map.of()).close();
+    }
 
     @Test
     @Timeout(60)

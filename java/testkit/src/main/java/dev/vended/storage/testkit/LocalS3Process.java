@@ -95,7 +95,11 @@ final class LocalS3Process {
         } catch (ExecutionException e) {
             destroy(process);
             throw new IOException(
-                    "local-s3 failed to start: " + e.getCause().getMessage() + where, e.getCause());
+                    "local-s3 failed to start: "
+                            + e.getCause().getMessage()
+                            + lastStderrLine(log)
+                            + where,
+                    e.getCause());
         } catch (InterruptedException e) {
             destroy(process);
             Thread.currentThread().interrupt();
@@ -169,5 +173,28 @@ final class LocalS3Process {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * The last non-empty line local-s3 wrote to its stderr log (it states why it refused to start,
+     * for example an invalid bucket name), as {@code ": <line>"}, or {@code ""} when there is none.
+     * At most 500 characters; local-s3 prints no secret on startup errors.
+     */
+    private static String lastStderrLine(Path log) {
+        if (log == null) {
+            return "";
+        }
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                String line = lines.get(i).strip();
+                if (!line.isEmpty()) {
+                    return ": " + (line.length() > 500 ? line.substring(0, 500) + "..." : line);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // The log is a diagnostic aid only; the caller's message stands without it.
+        }
+        return "";
     }
 }

@@ -21,8 +21,8 @@ public final class SparkOrdersCredentials implements StorageOptionsProvider {
         // Not secret, so in the configuration: where the catalog is and where its token lies.
         URI catalogUrl = URI.create(required(conf, "orders.catalog.url"));
         Path tokenFile = Path.of(required(conf, "orders.catalog.token-file"));
-        // The secret itself is read from that file on each JVM (a mounted secret, or a file
-        // shipped with --files): it never goes into the Spark/Hadoop configuration.
+        // The secret itself is read from that file on each JVM (a mounted secret, say): it
+        // never goes into the Spark/Hadoop configuration.
         String token = Files.readString(tokenFile).strip();
         CatalogClient catalog = CatalogClient.http(catalogUrl, token);
         this.credentials = new OrdersCredentials(catalog, "db." + tableName);

@@ -316,6 +316,19 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         }
     }
 
+    /// Whether a request signed with generation `number` that the endpoint rejected may simply
+    /// have expired in flight (queued, resent by the HTTP client after a 503 or a reset, or
+    /// delayed past the stale window by a paused process), which is no evidence against the
+    /// provider's credentials: `number` is the current generation and its expiry has passed
+    /// (on the offset clock), or a newer generation has replaced it since. Either way the next
+    /// request gets a fresh credential without an invalidation, so the store layer retries
+    /// instead of reporting freshly vended credentials as rejected.
+    pub fn expired_in_flight(&self, number: u64) -> bool {
+        let g = self.inner.current.load();
+        number < g.number
+            || (number == g.number && g.expires_at_millis.is_some_and(|e| self.inner.now() >= e))
+    }
+
     /// Records one sample of the endpoint's clock: `server_millis` is the time an endpoint
     /// answer carried (epoch ms; from an HTTP `Date` header, RFC 9110 section 6.6.1, truncated
     /// to the second), `sent_millis` the local time (epoch ms, the same clock as this
@@ -421,6 +434,8 @@ pub trait RefresherHandle: Send + Sync + std::fmt::Debug {
     fn invalidate(&self, generation: u64);
     /// See [`CredentialRefresher::report_auth_retry`].
     fn report_auth_retry(&self, generation: u64, accepted: bool);
+    /// See [`CredentialRefresher::expired_in_flight`].
+    fn expired_in_flight(&self, generation: u64) -> bool;
     /// See [`CredentialRefresher::observe_server_time`] (epoch ms, all three).
     fn observe_server_time(&self, server_millis: i64, sent_millis: i64, received_millis: i64);
     /// See [`CredentialRefresher::offer`].
@@ -444,6 +459,9 @@ impl<C: Send + Sync + 'static> RefresherHandle for CredentialRefresher<C> {
     }
     fn report_auth_retry(&self, generation: u64, accepted: bool) {
         CredentialRefresher::report_auth_retry(self, generation, accepted)
+    }
+    fn expired_in_flight(&self, generation: u64) -> bool {
+        CredentialRefresher::expired_in_flight(self, generation)
     }
     fn observe_server_time(&self, server_millis: i64, sent_millis: i64, received_millis: i64) {
         CredentialRefresher::observe_server_time(self, server_millis, sent_millis, received_millis)

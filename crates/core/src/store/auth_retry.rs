@@ -48,6 +48,14 @@ impl AuthRetryStore {
         self.refresher.as_ref().map_or(0, |r| r.generation())
     }
 
+    /// Whether generation `generation` expired in flight (see
+    /// [`RefresherHandle::expired_in_flight`]); never for static credentials.
+    fn expired_in_flight(&self, generation: u64) -> bool {
+        self.refresher
+            .as_ref()
+            .is_some_and(|r| r.expired_in_flight(generation))
+    }
+
     /// After a rejection: invalidates `generation` and says whether a retry makes sense.
     fn invalidate(&self, generation: u64) -> bool {
         match &self.refresher {
@@ -200,8 +208,16 @@ impl fmt::Display for AuthRetryStore {
     }
 }
 
+/// Retries after a rejection whose credential merely expired in flight (see
+/// [`RefresherHandle::expired_in_flight`]), beyond the one retry every rejection gets.
+const MAX_EXPIRED_IN_FLIGHT_RETRIES: u32 = 2;
+
 /// Runs `$call` (an expression using `self.inner`); on an auth failure invalidates the
-/// generation that was current and runs it once more.
+/// generation that was current and runs it once more. When that retry is rejected too but its
+/// credential had expired by the time the answer came (the request spent longer in flight than
+/// the credential had left), it runs again with a fresh credential, at most
+/// [`MAX_EXPIRED_IN_FLIGHT_RETRIES`] more times; any other rejection of the retry is reported to
+/// the refresher as a rejected fresh credential.
 macro_rules! with_auth_retry {
     ($self:ident, $call:expr) => {{
         let generation = $self.generation();
@@ -210,7 +226,19 @@ macro_rules! with_auth_retry {
                 log::debug!(
                     "request rejected by the endpoint ({e}); retrying once with a fresh credential"
                 );
-                let result = $call.await;
+                let mut result = $call.await;
+                for _ in 0..MAX_EXPIRED_IN_FLIGHT_RETRIES {
+                    let signed = $self.generation();
+                    match &result {
+                        Err(e) if $self.adapter.is_auth_failure(e) && $self.expired_in_flight(signed) => {
+                            log::debug!(
+                                "the retry's credential (generation {signed}) expired in flight ({e}); retrying with a fresh one"
+                            );
+                            result = $call.await;
+                        }
+                        _ => break,
+                    }
+                }
                 $self.parts().report_retry(&result);
                 result.map_err(|e| $self.classify(e))
             }

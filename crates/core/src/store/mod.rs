@@ -21,6 +21,8 @@ use crate::session::Session;
 
 mod auth_retry;
 mod body_retry;
+#[cfg(test)]
+mod retry_tests;
 
 pub(crate) use auth_retry::classify;
 pub use auth_retry::AuthRetryStore;

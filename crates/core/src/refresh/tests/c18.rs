@@ -127,3 +127,20 @@ async fn c18_a_retry_that_saw_the_rejected_generation_before_its_refetch_finishe
         slow::Start::Running(_)
     ));
 }
+
+#[tokio::test]
+async fn a_generation_past_its_expiry_or_replaced_expired_in_flight_and_a_valid_one_did_not() {
+    let f = fixture(
+        creds("gen1", Some(T0 + 2_000)),
+        no_jitter(300),
+        vec![],
+        Duration::ZERO,
+        false,
+    );
+    assert!(!f.refresher.expired_in_flight(1), "valid: a rejection is real");
+    f.clock.advance(2_000);
+    assert!(f.refresher.expired_in_flight(1), "expired by the clock");
+    assert_eq!(f.key().await.unwrap(), "gen2");
+    assert!(f.refresher.expired_in_flight(1), "replaced since");
+    assert!(!f.refresher.expired_in_flight(2));
+}

@@ -1,0 +1,309 @@
+//! Tests of the retries after a rejected credential: a GET body whose resumed request is
+//! rejected ([`super::body_retry`]) and a request whose retry expired in flight
+//! ([`super::auth_retry`]), against an in-memory store that fails on demand.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::future::{BoxFuture, FutureExt};
+use futures::stream::TryStreamExt;
+use object_store::memory::InMemory;
+use object_store::{
+    CopyOptions, ListResult, MultipartUpload, ObjectMeta, ObjectStore, ObjectStoreExt,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+
+use crate::refresh::{RefreshStats, RefresherHandle};
+use crate::store::AuthRetryStore;
+use crate::uri::Scheme;
+use crate::StorageOptions;
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, GetResult, GetResultPayload};
+
+/// An error as `object_store` reports S3's answer to a rejected request.
+#[derive(Debug)]
+struct Text(&'static str);
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+impl std::error::Error for Text {}
+
+fn expired() -> object_store::Error {
+    object_store::Error::Generic {
+        store: "S3",
+        source: Box::new(Text(
+            "Error performing GET http://h/b/k in 2ms - Server returned non-2xx status code: \
+             400 Bad Request: <?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>ExpiredToken\
+             </Code><Message>The provided token has expired.</Message></Error>",
+        )),
+    }
+}
+
+/// An in-memory store whose bodies break half way with `ExpiredToken`, as a resumed GET
+/// rejected by the endpoint does, for the first `broken` GETs; records every GET's options.
+#[derive(Debug)]
+struct BreakingBodies {
+    mem: InMemory,
+    broken: AtomicUsize,
+    gets: Mutex<Vec<GetOptions>>,
+    /// PUTs still to answer with `ExpiredToken`.
+    rejected_puts: AtomicUsize,
+    puts: AtomicUsize,
+}
+
+impl std::fmt::Display for BreakingBodies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BreakingBodies")
+    }
+}
+
+#[async_trait]
+impl ObjectStore for BreakingBodies {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.puts.fetch_add(1, Ordering::SeqCst);
+        let rejected = self
+            .rejected_puts
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if rejected {
+            return Err(expired());
+        }
+        self.mem.put_opts(location, payload, opts).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.mem.put_multipart_opts(location, opts).await
+    }
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.gets.lock().unwrap().push(options.clone());
+        let mut result = self.mem.get_opts(location, options).await?;
+        let broken = self
+            .broken
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if let (true, GetResultPayload::Stream(body)) = (broken, &mut result.payload) {
+            let chunks: Vec<Bytes> = std::mem::replace(body, futures::stream::empty().boxed())
+                .try_collect()
+                .await?;
+            let whole = Bytes::from(chunks.concat());
+            let items = vec![Ok(whole.slice(..whole.len() / 2)), Err(expired())];
+            *body = futures::stream::iter(items).boxed();
+        }
+        Ok(result)
+    }
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.mem.delete_stream(locations)
+    }
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.mem.list(prefix)
+    }
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.mem.list_with_offset(prefix, offset)
+    }
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.mem.list_with_delimiter(prefix).await
+    }
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.mem.copy_opts(from, to, options).await
+    }
+}
+
+/// A refresher that only counts invalidations (each one moves to a new generation).
+#[derive(Debug, Default)]
+struct CountingRefresher {
+    generation: AtomicU64,
+    invalidations: AtomicUsize,
+    /// What `expired_in_flight` answers.
+    expires_in_flight: AtomicBool,
+    /// Retries reported as rejected.
+    rejected_retries: AtomicUsize,
+}
+
+impl RefresherHandle for CountingRefresher {
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+    fn invalidate(&self, generation: u64) {
+        if self
+            .generation
+            .compare_exchange(
+                generation,
+                generation + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok()
+        {
+            self.invalidations.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    fn report_auth_retry(&self, _generation: u64, accepted: bool) {
+        if !accepted {
+            self.rejected_retries.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    fn expired_in_flight(&self, _generation: u64) -> bool {
+        self.expires_in_flight.load(Ordering::SeqCst)
+    }
+    fn observe_server_time(&self, _server: i64, _sent: i64, _received: i64) {}
+    fn offer(&self, _options: StorageOptions) {}
+    fn stats(&self) -> RefreshStats {
+        RefreshStats::default()
+    }
+    fn provider_id(&self) -> &str {
+        "counting"
+    }
+    fn current_options(&self) -> Arc<StorageOptions> {
+        Arc::new(StorageOptions::default())
+    }
+    fn wait_idle(&self) -> BoxFuture<'_, Option<crate::Result<()>>> {
+        async { None }.boxed()
+    }
+}
+
+async fn setup(
+    broken: usize,
+) -> (
+    Arc<BreakingBodies>,
+    Arc<CountingRefresher>,
+    AuthRetryStore,
+    Bytes,
+) {
+    let inner = Arc::new(BreakingBodies {
+        mem: InMemory::new(),
+        broken: AtomicUsize::new(0),
+        gets: Mutex::new(Vec::new()),
+        rejected_puts: AtomicUsize::new(0),
+        puts: AtomicUsize::new(0),
+    });
+    let data = Bytes::from((0..100_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
+    inner
+        .mem
+        .put(&Path::from("k"), data.clone().into())
+        .await
+        .unwrap();
+    inner.broken.store(broken, Ordering::SeqCst);
+    let refresher = Arc::new(CountingRefresher::default());
+    let adapter = crate::cloud::adapter_for(Scheme::S3).unwrap();
+    let store = AuthRetryStore::new(inner.clone(), Some(refresher.clone()), adapter);
+    (inner, refresher, store, data)
+}
+
+#[tokio::test]
+async fn c18_a_body_whose_resumed_request_is_rejected_is_read_on_with_a_fresh_credential() {
+    let (inner, refresher, store, data) = setup(1).await;
+    let got = store
+        .get(&Path::from("k"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(got, data, "every byte once, in order");
+    assert_eq!(refresher.invalidations.load(Ordering::SeqCst), 1);
+    let gets = inner.gets.lock().unwrap().clone();
+    assert_eq!(gets.len(), 2, "the GET and one retry of the rest");
+    assert_eq!(
+        gets[1].range,
+        Some(GetRange::Bounded(50_000..100_000)),
+        "the retry asks for the bytes not yet read"
+    );
+    assert!(gets[1].if_match.is_some(), "pinned to the object's ETag");
+}
+
+#[tokio::test]
+async fn c18_a_body_rejected_again_after_its_retry_is_a_credentials_error() {
+    let (inner, refresher, store, _) = setup(2).await;
+    let e = store
+        .get(&Path::from("k"))
+        .await
+        .unwrap()
+        .into_stream()
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, object_store::Error::Unauthenticated { .. }),
+        "a remaining rejection has the credentials kind, not I/O: {e:?}"
+    );
+    assert_eq!(
+        refresher.invalidations.load(Ordering::SeqCst),
+        1,
+        "one refetch only"
+    );
+    assert_eq!(inner.gets.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_retry_whose_credential_expired_in_flight_runs_again_with_a_fresh_one() {
+    let (inner, refresher, store, _) = setup(0).await;
+    refresher.expires_in_flight.store(true, Ordering::SeqCst);
+    inner.rejected_puts.store(3, Ordering::SeqCst);
+    store
+        .put(&Path::from("p"), Bytes::from_static(b"x").into())
+        .await
+        .expect("the fourth attempt is accepted");
+    assert_eq!(
+        inner.puts.load(Ordering::SeqCst),
+        4,
+        "the retry and two more"
+    );
+    assert_eq!(refresher.rejected_retries.load(Ordering::SeqCst), 0);
+    // Bounded: a fifth rejection in a row is an error, reported as a rejected retry.
+    inner.rejected_puts.store(4, Ordering::SeqCst);
+    let e = store
+        .put(&Path::from("p"), Bytes::from_static(b"x").into())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, object_store::Error::Unauthenticated { .. }),
+        "{e:?}"
+    );
+    assert_eq!(inner.puts.load(Ordering::SeqCst), 8);
+    assert_eq!(refresher.rejected_retries.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn c18_a_retry_rejected_while_its_credential_was_valid_is_not_run_again() {
+    let (inner, refresher, store, _) = setup(0).await;
+    inner.rejected_puts.store(2, Ordering::SeqCst);
+    let e = store
+        .put(&Path::from("p"), Bytes::from_static(b"x").into())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, object_store::Error::Unauthenticated { .. }),
+        "{e:?}"
+    );
+    assert_eq!(inner.puts.load(Ordering::SeqCst), 2, "one retry only");
+    assert_eq!(refresher.rejected_retries.load(Ordering::SeqCst), 1);
+}

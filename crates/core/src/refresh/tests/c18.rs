@@ -137,7 +137,10 @@ async fn a_generation_past_its_expiry_or_replaced_expired_in_flight_and_a_valid_
         Duration::ZERO,
         false,
     );
-    assert!(!f.refresher.expired_in_flight(1), "valid: a rejection is real");
+    assert!(
+        !f.refresher.expired_in_flight(1),
+        "valid: a rejection is real"
+    );
     f.clock.advance(2_000);
     assert!(f.refresher.expired_in_flight(1), "expired by the clock");
     assert_eq!(f.key().await.unwrap(), "gen2");

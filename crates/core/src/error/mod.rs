@@ -57,7 +57,7 @@ pub enum Error {
     },
 
     /// The credential has expired and no fresh one could be obtained.
-    #[error("credentials from provider '{provider}' expired at {expired_at_millis} (epoch ms) and could not be refreshed: {last_error}")]
+    #[error("credentials from provider '{provider}' expired at {} ({expired_at_millis} epoch ms) and could not be refreshed: {last_error}", utc_time(*.expired_at_millis))]
     CredentialsExpired {
         /// The provider's id.
         provider: String,
@@ -311,6 +311,15 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// `millis` (epoch ms) as an RFC 3339 UTC time with milliseconds, e.g.
+/// `2026-12-02T05:25:26.123Z`, for messages read by people; the raw number when out of range.
+fn utc_time(millis: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(millis).map_or_else(
+        || millis.to_string(),
+        |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +352,20 @@ mod tests {
         );
         assert_eq!(busy.kind(), ErrorKind::Transient);
         assert!(busy.is_retryable());
+    }
+
+    #[test]
+    fn an_expiry_in_a_message_is_a_utc_time_and_the_epoch_number() {
+        let e = Error::CredentialsExpired {
+            provider: "p".into(),
+            expired_at_millis: 1_796_188_957_552,
+            last_error: Box::new(Error::provider("p", "catalog down")),
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("expired at 2026-12-02T05:22:37.552Z (1796188957552 epoch ms)"),
+            "{text}"
+        );
+        assert_eq!(utc_time(i64::MAX), i64::MAX.to_string());
     }
 }

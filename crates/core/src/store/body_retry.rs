@@ -64,7 +64,8 @@ pub(super) fn retry_body(
         retried: false,
         done: false,
     };
-    *body = futures::stream::unfold(state, next_chunk).boxed();
+    // Fused: callers such as `ObjectBody` may poll again after the end, as a network body allows.
+    *body = futures::stream::unfold(state, next_chunk).fuse().boxed();
 }
 
 async fn next_chunk(mut s: BodyState) -> Option<(object_store::Result<Bytes>, BodyState)> {

@@ -307,3 +307,15 @@ async fn c18_a_retry_rejected_while_its_credential_was_valid_is_not_run_again() 
     assert_eq!(inner.puts.load(Ordering::SeqCst), 2, "one retry only");
     assert_eq!(refresher.rejected_retries.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_retried_body_may_be_polled_again_after_its_end() {
+    let (_, _, store, data) = setup(1).await;
+    let mut body = store.get(&Path::from("k")).await.unwrap().into_stream();
+    let mut read = 0;
+    while let Some(chunk) = body.next().await {
+        read += chunk.unwrap().len();
+    }
+    assert_eq!(read, data.len());
+    assert!(body.next().await.is_none(), "still the end, no panic");
+}

@@ -31,7 +31,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
  * Runs the JVM benchmark set and prints the tables. Starts one local S3 endpoint ({@code
- * local-s3}, SigV4 + session tokens, s3s-fs on /dev/shm: throughput mode) and the unsigned {@link
+ * local-s3}, SigV4 + session tokens, objects on /dev/shm: throughput mode) and the unsigned {@link
  * CeilingServer}, then
  * runs one JMH fork per (op, size, threads, client), the clients of one cell back to back so they
  * alternate in one run on the same endpoint. Every number is printed with the 1-minute load

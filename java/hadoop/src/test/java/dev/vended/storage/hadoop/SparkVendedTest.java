@@ -36,9 +36,8 @@ import org.junit.jupiter.api.Test;
  */
 class SparkVendedTest {
 
-    // Short names: the local endpoint (s3s-fs) keeps per-object metadata in a file named after the
-    // base64 of bucket and key, so keys above ~165 bytes fail there with 500 (ENAMETOOLONG), and
-    // Spark's task-attempt paths alone take ~150.
+    // Short names, from when the local endpoint refused keys above ~165 bytes (s3s-fs named a
+    // file after the key); it now stores every key S3 accepts (case C26), so they are only short.
     private static final String STS_BUCKET = "sts";
     private static final String SHARED_BUCKET = "two";
 

@@ -171,16 +171,8 @@ final class Namespace {
             if (listings.statusOrNull(d) != null) {
                 return false;
             }
-        } else {
-            String parent = parentKey(d.key());
-            if (mayBeObject(d.table(), parent) && d.table().location().contains(parent)) {
-                try {
-                    paths.store(s).head(parent);
-                    return false; // the destination's parent is a file
-                } catch (ObjectNotFoundException e) {
-                    // fine
-                }
-            }
+        } else if (ancestorIsFile(d)) {
+            return false; // a directory above the destination is a file
         }
         ObjectStore store = paths.store(s);
         if (ss.isFile()) {
@@ -204,5 +196,25 @@ final class Namespace {
         }
         keepParent(s, store);
         return true;
+    }
+
+    /**
+     * Whether an object (a file) exists at a key above {@code d}'s, from its parent up to the
+     * table's root: one HEAD per level. An object store would accept the rename under a file
+     * ({@code file} and {@code file/parent/x} are both valid keys); a FileSystem must refuse it.
+     */
+    private boolean ancestorIsFile(Target d) throws IOException {
+        for (String k = parentKey(d.key()); !k.isEmpty(); k = parentKey(k)) {
+            if (!mayBeObject(d.table(), k) || !d.table().location().contains(k)) {
+                continue;
+            }
+            try {
+                paths.store(d).head(k);
+                return true;
+            } catch (ObjectNotFoundException e) {
+                // not a file: look further up
+            }
+        }
+        return false;
     }
 }

@@ -124,19 +124,7 @@ impl Store {
         self.state
             .uploads()
             .get(&input.bucket, &input.key, &input.upload_id)?;
-        let (src_bucket, src_key) = match &input.copy_source {
-            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
-            _ => {
-                return Err(s3_error!(
-                    NotImplemented,
-                    "Only bucket copy sources are supported"
-                ))
-            }
-        };
-        let source = self
-            .index
-            .get(&src_bucket, &src_key)?
-            .ok_or_else(|| s3_error!(NoSuchKey, "The specified key does not exist."))?;
+        let source = self.copy_source(&input.copy_source)?;
         let size = source.manifest.size;
         let (start, length) = match input.copy_source_range.as_deref() {
             None => (0, size),

@@ -174,6 +174,18 @@ fn no_such_key() -> s3s::S3Error {
 }
 
 impl Store {
+    /// The object a CopyObject or UploadPartCopy reads: 404 `NoSuchKey` when it does not exist,
+    /// 501 `NotImplemented` for an access point source.
+    pub(super) fn copy_source(&self, source: &CopySource) -> S3Result<Arc<Object>> {
+        let CopySource::Bucket { bucket, key, .. } = source else {
+            return Err(s3_error!(
+                NotImplemented,
+                "Only bucket copy sources are supported"
+            ));
+        };
+        self.index.get(bucket, key)?.ok_or_else(no_such_key)
+    }
+
     pub(super) async fn put(
         &self,
         req: S3Request<PutObjectInput>,
@@ -346,19 +358,7 @@ impl Store {
         let condition = write_condition(header("if-none-match")?, header("if-match")?)?;
         let input = req.input;
         check_key(&input.key)?;
-        let (src_bucket, src_key) = match &input.copy_source {
-            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
-            _ => {
-                return Err(s3_error!(
-                    NotImplemented,
-                    "Only bucket copy sources are supported"
-                ))
-            }
-        };
-        let source = self
-            .index
-            .get(&src_bucket, &src_key)?
-            .ok_or_else(no_such_key)?;
+        let source = self.copy_source(&input.copy_source)?;
         read_preconditions(
             &source.manifest,
             input.copy_source_if_match.as_ref(),

@@ -23,11 +23,15 @@ import java.util.concurrent.atomic.AtomicReference;
 class CatalogProvidersIcebergTest extends CatalogProvidersSupport {
 
     private IcebergRestStorageOptionsProvider iceberg(String url, String location) {
+        return iceberg(url, location, GENEROUS);
+    }
+
+    private IcebergRestStorageOptionsProvider iceberg(String url, String location, Duration timeout) {
         return IcebergRestStorageOptionsProvider.builder(
                         url, List.of("db", "sales"), "orders", location)
                 .prefix("wh")
                 .token(TOKEN)
-                .timeout(Duration.ofMillis(800))
+                .timeout(timeout)
                 .build();
     }
 
@@ -125,13 +129,15 @@ class CatalogProvidersIcebergTest extends CatalogProvidersSupport {
             {Reply.json(200, "{}"), CatalogException.Kind.MISSING_FIELD, 200, "no storage-credentials"},
             {Reply.json(200, "{\"storage-credentials\":[{\"prefix\":\"s3://other/\",\"config\":{}}]}"),
                 CatalogException.Kind.MISSING_FIELD, 200, "s3://other/"},
-            {new Reply(200, "{}", 2500), CatalogException.Kind.TIMEOUT, -1, "no answer within 800 ms"},
+            {new Reply(200, "{}", SLOW_REPLY_MILLIS), CatalogException.Kind.TIMEOUT, -1,
+                "no answer within 800 ms"},
         };
         for (Object[] c : cases) {
             Reply reply = (Reply) c[0];
             requests.clear();
             String url = start(r -> reply);
-            IcebergRestStorageOptionsProvider p = iceberg(url, "s3://bucket/wh/db/orders");
+            IcebergRestStorageOptionsProvider p =
+                    iceberg(url, "s3://bucket/wh/db/orders", timeoutFor((CatalogException.Kind) c[1]));
             CatalogException e = assertThrows(CatalogException.class, p::fetchStorageOptions);
             String label = reply.status() + " " + reply.body();
             assertEquals(c[1], e.kind(), label);

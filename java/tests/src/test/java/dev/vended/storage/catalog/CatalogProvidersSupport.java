@@ -8,6 +8,7 @@ import org.junit.jupiter.api.AfterEach;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -22,6 +23,20 @@ import java.util.function.Function;
 abstract class CatalogProvidersSupport {
 
     static final String TOKEN = "tenant-a-token-0123456789";
+
+    /**
+     * The client timeout of every case that expects an answer: generous, so a starved machine
+     * (CI under -Xcheck:jni with trace logging) never turns a 404 into a timeout.
+     */
+    static final Duration GENEROUS = Duration.ofSeconds(20);
+
+    /** How long the scripted catalog waits before it answers in the timeout cases. */
+    static final long SLOW_REPLY_MILLIS = 6_000;
+
+    /** 800 ms for the case that expects a timeout (the messages name it), else {@link #GENEROUS}. */
+    static Duration timeoutFor(CatalogException.Kind expected) {
+        return expected == CatalogException.Kind.TIMEOUT ? Duration.ofMillis(800) : GENEROUS;
+    }
 
     /** One recorded request. */
     record Request(String method, String rawPath, Map<String, List<String>> headers, String body) {

@@ -226,14 +226,18 @@ macro_rules! with_auth_retry {
                 log::debug!(
                     "request rejected by the endpoint ({e}); retrying once with a fresh credential"
                 );
+                // Read before each call, not after its answer (by which time a background
+                // refresh may have replaced it): the generation that signs the call is this one
+                // or a newer one, so "expired in flight" errs only towards one more retry.
+                let mut signed = $self.generation();
                 let mut result = $call.await;
                 for _ in 0..MAX_EXPIRED_IN_FLIGHT_RETRIES {
-                    let signed = $self.generation();
                     match &result {
                         Err(e) if $self.adapter.is_auth_failure(e) && $self.expired_in_flight(signed) => {
                             log::debug!(
                                 "the retry's credential (generation {signed}) expired in flight ({e}); retrying with a fresh one"
                             );
+                            signed = $self.generation();
                             result = $call.await;
                         }
                         _ => break,

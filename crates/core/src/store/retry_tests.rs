@@ -54,6 +54,9 @@ struct BreakingBodies {
     /// PUTs still to answer with `ExpiredToken`.
     rejected_puts: AtomicUsize,
     puts: AtomicUsize,
+    /// When set, every rejected PUT moves this refresher to a new generation, as a background
+    /// refresh that lands while the request is in flight does.
+    refreshed_in_flight: Mutex<Option<Arc<CountingRefresher>>>,
 }
 
 impl std::fmt::Display for BreakingBodies {
@@ -76,6 +79,9 @@ impl ObjectStore for BreakingBodies {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
         if rejected {
+            if let Some(r) = self.refreshed_in_flight.lock().unwrap().as_ref() {
+                r.generation.fetch_add(1, Ordering::SeqCst);
+            }
             return Err(expired());
         }
         self.mem.put_opts(location, payload, opts).await
@@ -142,8 +148,11 @@ impl ObjectStore for BreakingBodies {
 struct CountingRefresher {
     generation: AtomicU64,
     invalidations: AtomicUsize,
-    /// What `expired_in_flight` answers.
+    /// What `expired_in_flight` answers (unless `by_generation`).
     expires_in_flight: AtomicBool,
+    /// `expired_in_flight(g)` answers whether `g` has been replaced since, as the refresher
+    /// does for a credential whose expiry is still ahead.
+    by_generation: AtomicBool,
     /// Retries reported as rejected.
     rejected_retries: AtomicUsize,
 }
@@ -171,7 +180,10 @@ impl RefresherHandle for CountingRefresher {
             self.rejected_retries.fetch_add(1, Ordering::SeqCst);
         }
     }
-    fn expired_in_flight(&self, _generation: u64) -> bool {
+    fn expired_in_flight(&self, generation: u64) -> bool {
+        if self.by_generation.load(Ordering::SeqCst) {
+            return generation < self.generation();
+        }
         self.expires_in_flight.load(Ordering::SeqCst)
     }
     fn observe_server_time(&self, _server: i64, _sent: i64, _received: i64) {}
@@ -204,6 +216,7 @@ async fn setup(
         gets: Mutex::new(Vec::new()),
         rejected_puts: AtomicUsize::new(0),
         puts: AtomicUsize::new(0),
+        refreshed_in_flight: Mutex::new(None),
     });
     let data = Bytes::from((0..100_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
     inner
@@ -290,6 +303,24 @@ async fn a_retry_whose_credential_expired_in_flight_runs_again_with_a_fresh_one(
     );
     assert_eq!(inner.puts.load(Ordering::SeqCst), 8);
     assert_eq!(refresher.rejected_retries.load(Ordering::SeqCst), 1);
+}
+
+/// The generation that signed a retry is the one current when the retry was sent, not the one
+/// current when its rejection came back: with short credentials a background refresh often
+/// lands while the request is in flight (the soak found this: a GET failed with ExpiredToken
+/// after 2.7 s under 2 s credentials).
+#[tokio::test]
+async fn a_retry_whose_credential_was_replaced_in_flight_runs_again() {
+    let (inner, refresher, store, _) = setup(0).await;
+    refresher.by_generation.store(true, Ordering::SeqCst);
+    *inner.refreshed_in_flight.lock().unwrap() = Some(refresher.clone());
+    inner.rejected_puts.store(3, Ordering::SeqCst);
+    store
+        .put(&Path::from("p"), Bytes::from_static(b"x").into())
+        .await
+        .expect("the fourth attempt is accepted");
+    assert_eq!(inner.puts.load(Ordering::SeqCst), 4);
+    assert_eq!(refresher.rejected_retries.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

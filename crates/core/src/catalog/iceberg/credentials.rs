@@ -22,6 +22,17 @@ fn normalize_scheme(uri: &str) -> String {
     uri.to_string()
 }
 
+/// Whether a storage credential's `prefix` covers `location` (both with the scheme normalized):
+/// a prefix ends on a path-segment boundary, so `s3://b/t1` covers `s3://b/t1` and
+/// `s3://b/t1/data/x` but not `s3://b/t10` (a credential scoped to one table is never applied
+/// to another whose name starts the same way, apache/iceberg#17003).
+fn covers(prefix: &str, location: &str) -> bool {
+    let Some(rest) = location.strip_prefix(prefix) else {
+        return false;
+    };
+    rest.is_empty() || prefix.ends_with('/') || rest.starts_with('/')
+}
+
 /// Picks the storage credential for `location` from a `LoadCredentialsResponse` and maps it.
 pub(super) fn select_credentials(
     answer: LoadCredentialsResponse,
@@ -68,7 +79,7 @@ pub(super) fn select_credentials(
             config.ok_or_else(|| malformed(format!("storage-credentials[{i}] has no 'config'")))?;
         let p = normalize_scheme(&prefix);
         prefixes.push(prefix);
-        if target.starts_with(&p) && best.as_ref().is_none_or(|(len, _)| p.len() > *len) {
+        if covers(&p, &target) && best.as_ref().is_none_or(|(len, _)| p.len() > *len) {
             best = Some((p.len(), config));
         }
     }

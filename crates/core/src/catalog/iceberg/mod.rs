@@ -22,9 +22,12 @@
 //! catalog advertises another `namespace-separator`.
 //!
 //! The credential used is the entry whose `prefix` is the longest prefix of the table's
-//! location (as the spec says: "choose the most specific prefix"). Prefixes are compared as
-//! plain strings, as Iceberg's own clients (`S3FileIO`) do, so `s3://b/wh` also matches
-//! `s3://b/wh2/t`; `s3a://` and `s3n://` count as `s3://`. Its `config` is mapped to this crate's storage options:
+//! location (as the spec says: "choose the most specific prefix"), on path-segment boundaries:
+//! `s3://b/t1` covers `s3://b/t1` and `s3://b/t1/data`, never `s3://b/t10` (Iceberg's own
+//! `S3FileIO` compares plain strings and so applied one table's credential to another,
+//! apache/iceberg#17003). `s3a://` and `s3n://` count as `s3://`; when no prefix covers the
+//! location the call fails (no fallback to another entry). Its `config` is mapped to this
+//! crate's storage options:
 //!
 //! | Iceberg key | storage option |
 //! |---|---|

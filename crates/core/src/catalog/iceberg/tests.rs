@@ -74,6 +74,29 @@ fn longest_matching_prefix_wins_and_keys_are_mapped() {
 }
 
 #[test]
+fn a_prefix_covers_whole_path_segments_only() {
+    let answer = json!({"storage-credentials": [
+        {"prefix": "s3://b/wh/t1", "config": {"s3.access-key-id": "t1"}},
+        {"prefix": "s3://b/wh/", "config": {"s3.access-key-id": "warehouse"}}
+    ]});
+    for (location, key) in [
+        ("s3://b/wh/t1", "t1"),
+        ("s3://b/wh/t1/", "t1"),
+        ("s3n://b/wh/t1/data/x.parquet", "t1"),
+        ("s3://b/wh/t10", "warehouse"),
+        ("s3://b/wh/t1_v2/data", "warehouse"),
+    ] {
+        let o = select_credentials(decode(&answer), location).unwrap();
+        assert_eq!(o[AWS_ACCESS_KEY_ID], key, "{location}");
+    }
+    let only_t1 = json!({"storage-credentials": [
+        {"prefix": "s3://b/wh/t1", "config": {"s3.access-key-id": "t1"}}
+    ]});
+    let e = select_credentials(decode(&only_t1), "s3://b/wh/t10").unwrap_err();
+    assert_eq!(e.0, CatalogErrorKind::MissingField, "fails closed: {}", e.1);
+}
+
+#[test]
 fn gcs_and_adls_keys_are_mapped() {
     let gcs = map_config(
         &[

@@ -4,7 +4,9 @@
 //! which answers mean "the endpoint rejected the credential", and how to build the
 //! `object_store` store (with a refreshing credential provider when there is a
 //! [`StorageOptionsProvider`]). Nothing cloud-specific lives outside its folder: the registry,
-//! the store and the URI parser only ask the adapter.
+//! the store and the URI parser only ask the adapter. Every cloud store is wrapped in a
+//! [`located::LocatedStore`], so that its errors name the location in the store's own terms
+//! (`s3://`, `az://`, `gs://`) and tell a missing bucket from a missing object.
 //!
 //! | scheme | adapter |
 //! |---|---|
@@ -18,6 +20,7 @@ pub mod azure;
 pub mod gcp;
 pub mod http;
 pub mod local;
+pub mod located;
 pub mod refreshing;
 pub mod status;
 

@@ -1,5 +1,6 @@
 //! [`RequestFailure`]: the reading of `object_store` request errors (method, location, status,
-//! the endpoint's error code and message, transport failure, attempts).
+//! the endpoint's error code and message, transport failure, attempts), and [`Missing`]: what
+//! a 404 answer says is missing.
 
 use std::fmt;
 use std::time::Duration;
@@ -16,15 +17,28 @@ use super::Error;
 /// type, so read from its `Display` text: `Error performing {METHOD} {url} in {elapsed}[,
 /// after {n} retries, max_retries: {m}, retry_timeout: {t} ] - {reason}`) and the S3/Azure
 /// error document of the body (`<Error><Code>..</Code><Message>..</Message>..</Error>`, see
-/// <https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html>). Cloud stores put it
-/// into the errors they return (as the error source, keeping the original error as its source)
-/// with the location spelled as the user wrote it (`s3://bucket/path`).
+/// <https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html>) or the GCS JSON API's
+/// (`{"error":{"code":404,"message":"..","errors":[{"reason":"notFound",..}]}}`, see
+/// <https://cloud.google.com/storage/docs/json_api/v1/status-codes>). Cloud stores put it into
+/// the errors they return (as the error source, keeping the original error as its source) with
+/// the location spelled in the store's own terms (`s3://bucket/path`, `az://container/path`,
+/// `gs://bucket/path`; see the cloud module's `LocatedStore`), never the request URL.
+///
+/// Its `Display` is one line, `<METHOD> <location>: <status> <code>: <message>`, e.g.
+/// `GET s3://b/k: 403 AccessDenied: Access Denied`; `LIST` for listings; for a 404 whose cause is
+/// known the message says what is missing (`bucket 'b' does not exist`, `no object at
+/// s3://b/k`).
 #[derive(Debug)]
 pub struct RequestFailure {
     /// The HTTP method, e.g. `GET`.
     pub method: String,
-    /// What was addressed: `s3://bucket/path` where the store knows it, else the request URL
-    /// (`REDACTED` for requests `object_store` marks sensitive).
+    /// The store operation when the method does not tell it, e.g. `LIST` (a `GET` of the
+    /// bucket) or `COPY`; printed instead of the method.
+    pub operation: Option<&'static str>,
+    /// What was addressed: `s3://bucket/path` (`az://`, `gs://`) as every cloud store names it,
+    /// `LIST`'s prefix ending in `/`; only a failure read straight from `object_store` (never
+    /// shown by this library's stores) has the request URL, `REDACTED` for requests it marks
+    /// sensitive.
     pub location: String,
     /// The answer's HTTP status; `None` when no answer came (timeout, connection failure).
     pub status: Option<u16>,
@@ -36,12 +50,59 @@ pub struct RequestFailure {
     pub message: Option<String>,
     /// The kind of transport failure when no answer came.
     pub transport: Option<HttpErrorKind>,
+    /// For a 404: whether the bucket/container or the object is missing, when the answer (or a
+    /// probe, for a bodiless `HEAD` answer) told.
+    pub missing: Option<Missing>,
     /// How many times the request was sent (`object_store` retries 5xx answers, 429, and
     /// transport failures of idempotent requests).
     pub attempts: usize,
     /// Time from the first attempt until `object_store` gave up.
     pub elapsed: Duration,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+/// What a 404 answer says is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missing {
+    /// The bucket or container itself.
+    Container {
+        /// What the cloud calls it: `bucket` or `container`.
+        word: &'static str,
+        /// Its name.
+        name: String,
+    },
+    /// The object (its bucket or container exists).
+    Object {
+        /// Where it was looked for, e.g. `s3://bucket/path`.
+        at: String,
+    },
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missing::Container { word, name } => write!(f, "{word} '{name}' does not exist"),
+            Missing::Object { at } => write!(f, "no object at {at}"),
+        }
+    }
+}
+
+/// The GCS JSON API's error document.
+#[derive(serde::Deserialize)]
+struct JsonErrorDocument {
+    error: JsonError,
+}
+
+#[derive(serde::Deserialize)]
+struct JsonError {
+    message: Option<String>,
+    #[serde(default)]
+    errors: Vec<JsonErrorItem>,
+}
+
+#[derive(serde::Deserialize)]
+struct JsonErrorItem {
+    reason: Option<String>,
 }
 
 const HTTP_METHODS: [&str; 7] = ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"];
@@ -103,10 +164,12 @@ impl RequestFailure {
             .unwrap_or(0);
         let mut f = RequestFailure {
             method: method.to_string(),
+            operation: None,
             location: url.to_string(),
             status: None,
             code: None,
             message: None,
+            missing: None,
             transport: None,
             attempts: retries + 1,
             elapsed: elapsed.unwrap_or_default(),
@@ -122,10 +185,27 @@ impl RequestFailure {
             f.message = Some(one_line(reason));
             ""
         };
-        if !body.trim().is_empty() {
+        let body = body.trim();
+        if body.starts_with('{') {
+            if let Ok(doc) = serde_json::from_str::<JsonErrorDocument>(body) {
+                f.code = doc
+                    .error
+                    .errors
+                    .into_iter()
+                    .find_map(|e| e.reason)
+                    .filter(|r| !r.trim().is_empty());
+                f.message = doc
+                    .error
+                    .message
+                    .map(|m| one_line(&m))
+                    .filter(|m| !m.is_empty());
+                return Some(f);
+            }
+        }
+        if !body.is_empty() {
             f.code = xml_element(body, "Code");
             f.message = xml_element(body, "Message")
-                .or_else(|| (!body.trim_start().starts_with('<')).then(|| one_line(body)));
+                .or_else(|| (!body.starts_with('<')).then(|| one_line(body)));
         }
         Some(f)
     }
@@ -133,6 +213,12 @@ impl RequestFailure {
     /// Sets the location to print (e.g. `s3://bucket/path`).
     pub fn with_location(mut self, location: impl Into<String>) -> Self {
         self.location = location.into();
+        self
+    }
+
+    /// Sets the store operation printed instead of the method (e.g. `LIST`).
+    pub fn with_operation(mut self, operation: Option<&'static str>) -> Self {
+        self.operation = operation;
         self
     }
 
@@ -148,11 +234,19 @@ impl RequestFailure {
 
 impl fmt::Display for RequestFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: ", self.method, self.location)?;
+        let operation = self.operation.unwrap_or(&self.method);
+        write!(f, "{operation} {}: ", self.location)?;
         match self.status {
             Some(status) => {
                 write!(f, "{status}")?;
                 match (&self.code, &self.message) {
+                    _ if self.missing.is_some() => {
+                        let missing = self.missing.as_ref().expect("checked");
+                        match &self.code {
+                            Some(code) => write!(f, " {code}: {missing}")?,
+                            None => write!(f, " {}: {missing}", reason(status))?,
+                        }
+                    }
                     (Some(code), Some(message)) => write!(f, " {code}: {message}")?,
                     (Some(code), None) => write!(f, " {code}")?,
                     (None, Some(message)) => write!(f, " {}: {message}", reason(status))?,

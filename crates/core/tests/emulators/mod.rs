@@ -306,7 +306,9 @@ struct ProxyState {
 /// GCS mode (`tokens` given) also rewrites the two requests stock fake-gcs-server 1.54 does not
 /// route for `object_store`: a plain XML `PUT /<bucket>/<object>` becomes its signed-URL upload
 /// (`?X-Goog-Algorithm=none`), and an XML `DELETE` becomes the JSON API delete. Lists and
-/// multipart uploads (XML API) are not served by fake-gcs-server.
+/// multipart uploads (XML API) are not served by fake-gcs-server. Its answers to reads of a
+/// missing object or bucket become GCS's 404 `NoSuchKey` / `NoSuchBucket` (see
+/// `gcs_xml_error`).
 pub struct Proxy {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
@@ -406,6 +408,8 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
         }
     }
     let headers = req.headers().clone();
+    let request_path = req.uri().path().to_string();
+    let request_method = method.clone();
     let body = match req.into_body().collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => return status_response(StatusCode::BAD_REQUEST, "{}"),
@@ -432,8 +436,22 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
             .rejected_by_upstream
             .fetch_add(1, Ordering::SeqCst);
     }
-    let answer_headers = answer.headers().clone();
-    let bytes = answer.bytes().await.unwrap_or_default();
+    let mut answer_headers = answer.headers().clone();
+    let mut bytes = answer.bytes().await.unwrap_or_default();
+    let mut status = status;
+    if gcs {
+        if let Some((s, b)) =
+            gcs_xml_error(state, &request_method, &request_path, status, &bytes).await
+        {
+            status = s;
+            bytes = b;
+            answer_headers.remove(hyper::header::CONTENT_LENGTH);
+            answer_headers.insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/xml"),
+            );
+        }
+    }
     // fake-gcs-server's signed-URL upload answers without the ETag header object_store wants;
     // the object's JSON carries it.
     let etag = (translated_put
@@ -454,4 +472,49 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
         response.headers_mut().insert(hyper::header::ETAG, etag);
     }
     response
+}
+
+/// GCS's answer to an XML-API read where stock fake-gcs-server answers otherwise (case C27):
+/// fake-gcs-server answers a plain-text `Not Found` to a read of a missing object and of an
+/// object in a missing bucket alike, and 500 `no bucket named ..` to a listing of a missing
+/// bucket; GCS answers 404 with the error document `NoSuchKey` or `NoSuchBucket`
+/// (<https://cloud.google.com/storage/docs/xml-api/reference-status>). Whether the bucket
+/// exists is asked of the emulator's JSON API. `None`: the answer stays as it is.
+async fn gcs_xml_error(
+    state: &ProxyState,
+    method: &hyper::Method,
+    path: &str,
+    status: StatusCode,
+    body: &[u8],
+) -> Option<(StatusCode, Bytes)> {
+    const JSON_API: [&str; 4] = ["/storage/", "/download/", "/upload/", "/_internal/"];
+    if JSON_API.iter().any(|p| path.starts_with(p)) {
+        return None;
+    }
+    let no_bucket = status == StatusCode::INTERNAL_SERVER_ERROR
+        && String::from_utf8_lossy(body).contains("no bucket named");
+    let read = *method == hyper::Method::GET || *method == hyper::Method::HEAD;
+    if !(no_bucket || (status == StatusCode::NOT_FOUND && read)) {
+        return None;
+    }
+    let bucket = path.trim_start_matches('/').split('/').next()?;
+    let exists = state
+        .client
+        .get(format!("{}/storage/v1/b/{bucket}", state.upstream))
+        .send()
+        .await
+        .ok()?
+        .status()
+        .is_success();
+    let document = if exists {
+        "<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>"
+    } else {
+        "<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist.</Message></Error>"
+    };
+    let body = if *method == hyper::Method::HEAD {
+        Bytes::new()
+    } else {
+        Bytes::from_static(document.as_bytes())
+    };
+    Some((StatusCode::NOT_FOUND, body))
 }

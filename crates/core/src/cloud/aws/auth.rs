@@ -1,4 +1,5 @@
-//! Which S3 answers mean "the endpoint rejected the credential". The one place that decides it.
+//! Which S3 answers mean "the endpoint rejected the credential" (the one place that decides
+//! it), and which 404 answers mean a missing bucket rather than a missing object.
 
 use crate::cloud::status::with_request_failure;
 use crate::error::RequestFailure;
@@ -38,6 +39,16 @@ pub fn is_rejection(f: &RequestFailure) -> bool {
         (Some(code), _) => AUTH_FAILURE_CODES.contains(&code.as_str()),
         (None, Some(400 | 401 | 403)) => f.method == "HEAD" && f.message.is_none(),
         (None, _) => false,
+    }
+}
+
+/// What an S3 404 answer says is missing (see [`crate::cloud::located::CloudTerms`]):
+/// `NoSuchBucket` the bucket (`Some(true)`), `NoSuchKey` the object (`Some(false)`), else `None`.
+pub fn bucket_missing(f: &RequestFailure) -> Option<bool> {
+    match f.code.as_deref()? {
+        "NoSuchBucket" => Some(true),
+        "NoSuchKey" => Some(false),
+        _ => None,
     }
 }
 

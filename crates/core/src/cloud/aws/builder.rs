@@ -1,7 +1,8 @@
 //! The S3 store builder: non-credential options to `AmazonS3Builder` settings, credentials
 //! from the options, a refresher, or none; the HTTP client shared between stores
 //! ([`crate::cloud::http::SharedHttpConnector`]); and [`S3Store`], which sends a single-object
-//! delete as one `DELETE` request and names `s3://bucket/path` in its errors.
+//! delete as one `DELETE` request. The store returned is wrapped in a [`LocatedStore`]: its
+//! errors name `s3://bucket/path` and tell `NoSuchBucket` from `NoSuchKey`.
 
 use std::fmt;
 use std::ops::Range;
@@ -20,11 +21,20 @@ use object_store::{
 
 use super::credential::RefreshingAwsCredentialProvider;
 use crate::cloud::http::SharedHttpConnector;
-use crate::error::{Error, RequestFailure, Result};
+use crate::cloud::located::{enrich, CloudTerms, LocatedStore};
+use crate::error::{Error, Result};
 use crate::options::{is_credential_key, StorageOptions};
 use crate::refresh::{CredentialRefresher, RefresherHandle};
 
 use crate::options::client::{is_retry_key, retry_config};
+
+/// How S3 locations are named in messages (`s3://bucket/path`) and what its 404 answers say
+/// is missing ([`super::auth::bucket_missing`]).
+pub const TERMS: CloudTerms = CloudTerms {
+    scheme: "s3",
+    container: "bucket",
+    container_missing: super::auth::bucket_missing,
+};
 
 /// Where an S3 store gets its credentials.
 pub enum AwsCredentials {
@@ -49,7 +59,7 @@ pub fn build_s3_store(
     bucket: &str,
     options: &StorageOptions,
     credentials: AwsCredentials,
-) -> Result<Arc<S3Store>> {
+) -> Result<Arc<LocatedStore<S3Store>>> {
     let observer: Option<Arc<dyn RefresherHandle>> = match &credentials {
         AwsCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
@@ -91,11 +101,12 @@ pub fn build_s3_store(
         .build()
         .map_err(bad)?;
     let bulk = builder.build().map_err(bad)?;
-    Ok(Arc::new(S3Store {
+    let store = S3Store {
         bucket: bucket.to_string(),
         bulk,
         single,
-    }))
+    };
+    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store)))
 }
 
 /// An S3 store: `object_store`'s [`AmazonS3`] with two changes.
@@ -105,8 +116,8 @@ pub fn build_s3_store(
 ///   (`DeleteObjects`, up to 1,000 keys per request). S3-compatible servers such as moto
 ///   authorize a bulk delete at bucket level, so credentials scoped to a prefix can delete
 ///   single objects only this way.
-/// - Every error of an HTTP request carries a [`RequestFailure`] naming the method,
-///   `s3://bucket/path`, the status and the endpoint's error code and message.
+/// - The error of a single delete names `s3://bucket/path` (a [`crate::error::RequestFailure`]);
+///   the [`LocatedStore`] around it names the location in every other error.
 #[derive(Debug)]
 pub struct S3Store {
     bucket: String,
@@ -122,69 +133,6 @@ impl fmt::Display for S3Store {
     }
 }
 
-/// The S3 location of `path` in `bucket`, for messages.
-fn s3_location(bucket: &str, path: &str) -> String {
-    if path.is_empty() {
-        format!("s3://{bucket}/")
-    } else {
-        format!("s3://{bucket}/{path}")
-    }
-}
-
-/// Puts a [`RequestFailure`] naming `s3://bucket/path` into `e` (same variant, same path; the
-/// original source becomes the failure's source). Errors that are no HTTP request failure
-/// (credential provider errors, invalid paths) are returned unchanged.
-fn enrich(bucket: &str, path: &str, e: object_store::Error) -> object_store::Error {
-    use object_store::Error as E;
-    if RequestFailure::find(&e).is_some() {
-        return e;
-    }
-    let Some(failure) = RequestFailure::parse(&e) else {
-        return e;
-    };
-    let failure = failure.with_location(s3_location(bucket, path));
-    let wrap = |source: Box<dyn std::error::Error + Send + Sync>| {
-        Box::new(failure.with_source(source)) as Box<dyn std::error::Error + Send + Sync>
-    };
-    match e {
-        E::NotFound { path, source } => E::NotFound {
-            path,
-            source: wrap(source),
-        },
-        E::PermissionDenied { path, source } => E::PermissionDenied {
-            path,
-            source: wrap(source),
-        },
-        E::Unauthenticated { path, source } => E::Unauthenticated {
-            path,
-            source: wrap(source),
-        },
-        E::Precondition { path, source } => E::Precondition {
-            path,
-            source: wrap(source),
-        },
-        E::NotModified { path, source } => E::NotModified {
-            path,
-            source: wrap(source),
-        },
-        E::AlreadyExists { path, source } => E::AlreadyExists {
-            path,
-            source: wrap(source),
-        },
-        E::Generic { store, source } => E::Generic {
-            store,
-            source: wrap(source),
-        },
-        other => other,
-    }
-}
-
-impl S3Store {
-    fn enrich(&self, path: &Path, e: object_store::Error) -> object_store::Error {
-        enrich(&self.bucket, path.as_ref(), e)
-    }
-}
-
 #[async_trait]
 impl ObjectStore for S3Store {
     async fn put_opts(
@@ -193,10 +141,7 @@ impl ObjectStore for S3Store {
         payload: PutPayload,
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
-        self.bulk
-            .put_opts(location, payload, opts)
-            .await
-            .map_err(|e| self.enrich(location, e))
+        self.bulk.put_opts(location, payload, opts).await
     }
 
     async fn put_multipart_opts(
@@ -204,10 +149,7 @@ impl ObjectStore for S3Store {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.bulk
-            .put_multipart_opts(location, opts)
-            .await
-            .map_err(|e| self.enrich(location, e))
+        self.bulk.put_multipart_opts(location, opts).await
     }
 
     async fn get_opts(
@@ -215,10 +157,7 @@ impl ObjectStore for S3Store {
         location: &Path,
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
-        self.bulk
-            .get_opts(location, options)
-            .await
-            .map_err(|e| self.enrich(location, e))
+        self.bulk.get_opts(location, options).await
     }
 
     async fn get_ranges(
@@ -226,10 +165,7 @@ impl ObjectStore for S3Store {
         location: &Path,
         ranges: &[Range<u64>],
     ) -> object_store::Result<Vec<Bytes>> {
-        self.bulk
-            .get_ranges(location, ranges)
-            .await
-            .map_err(|e| self.enrich(location, e))
+        self.bulk.get_ranges(location, ranges).await
     }
 
     /// Chunks of up to 1,000 keys: a chunk of one key is one `DELETE` request, larger chunks
@@ -262,7 +198,7 @@ impl ObjectStore for S3Store {
                     } else {
                         store
                             .delete_stream(stream::iter(paths.into_iter().map(Ok)).boxed())
-                            .map_err(|e| enrich(&bucket, &at, e))
+                            .map_err(|e| enrich(e, TERMS.location(&bucket, &at), None))
                             .collect()
                             .await
                     };
@@ -276,12 +212,7 @@ impl ObjectStore for S3Store {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        let bucket = self.bucket.clone();
-        let at = prefix.map(|p| p.to_string()).unwrap_or_default();
-        self.bulk
-            .list(prefix)
-            .map_err(move |e| enrich(&bucket, &at, e))
-            .boxed()
+        self.bulk.list(prefix)
     }
 
     fn list_with_offset(
@@ -289,19 +220,11 @@ impl ObjectStore for S3Store {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        let bucket = self.bucket.clone();
-        let at = prefix.map(|p| p.to_string()).unwrap_or_default();
-        self.bulk
-            .list_with_offset(prefix, offset)
-            .map_err(move |e| enrich(&bucket, &at, e))
-            .boxed()
+        self.bulk.list_with_offset(prefix, offset)
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.bulk.list_with_delimiter(prefix).await.map_err(|e| {
-            let at = prefix.map(|p| p.to_string()).unwrap_or_default();
-            enrich(&self.bucket, &at, e)
-        })
+        self.bulk.list_with_delimiter(prefix).await
     }
 
     async fn copy_opts(
@@ -310,11 +233,7 @@ impl ObjectStore for S3Store {
         to: &Path,
         options: CopyOptions,
     ) -> object_store::Result<()> {
-        // The request goes to the destination (`PUT to` with `x-amz-copy-source: from`).
-        self.bulk
-            .copy_opts(from, to, options)
-            .await
-            .map_err(|e| self.enrich(to, e))
+        self.bulk.copy_opts(from, to, options).await
     }
 
     // `rename_opts`: the trait's default, a copy and then a delete through this store (so the
@@ -322,15 +241,12 @@ impl ObjectStore for S3Store {
 }
 
 /// The multipart API of S3 with upload ids (`CreateMultipartUpload`, `UploadPart`,
-/// `CompleteMultipartUpload`, `AbortMultipartUpload`), errors naming `s3://bucket/path`: the
+/// `CompleteMultipartUpload`, `AbortMultipartUpload`): the
 /// writer uses it so that an upload it cannot abort can be named by its id.
 #[async_trait]
 impl MultipartStore for S3Store {
     async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
-        self.bulk
-            .create_multipart(path)
-            .await
-            .map_err(|e| self.enrich(path, e))
+        self.bulk.create_multipart(path).await
     }
 
     async fn put_part(
@@ -340,10 +256,7 @@ impl MultipartStore for S3Store {
         part_idx: usize,
         data: PutPayload,
     ) -> object_store::Result<PartId> {
-        self.bulk
-            .put_part(path, id, part_idx, data)
-            .await
-            .map_err(|e| self.enrich(path, e))
+        self.bulk.put_part(path, id, part_idx, data).await
     }
 
     async fn complete_multipart(
@@ -352,17 +265,11 @@ impl MultipartStore for S3Store {
         id: &String,
         parts: Vec<PartId>,
     ) -> object_store::Result<PutResult> {
-        self.bulk
-            .complete_multipart(path, id, parts)
-            .await
-            .map_err(|e| self.enrich(path, e))
+        self.bulk.complete_multipart(path, id, parts).await
     }
 
     async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
-        self.bulk
-            .abort_multipart(path, id)
-            .await
-            .map_err(|e| self.enrich(path, e))
+        self.bulk.abort_multipart(path, id).await
     }
 }
 

@@ -1,4 +1,5 @@
-//! Which Azure Blob answers mean "the endpoint rejected the credential".
+//! Which Azure Blob answers mean "the endpoint rejected the credential", and which 404 answers
+//! mean a missing container rather than a missing blob.
 //!
 //! Real Azure rejects an expired or wrong SAS, token or key with 403 `AuthenticationFailed`
 //! (401 `InvalidAuthenticationInfo` for a bad bearer token); Azurite answers 403
@@ -10,6 +11,7 @@
 //! and <https://learn.microsoft.com/en-us/rest/api/storageservices/common-rest-api-error-codes>.
 
 use crate::cloud::status::endpoint_status;
+use crate::error::RequestFailure;
 
 /// 403 codes meaning "credential accepted, operation not permitted".
 const NOT_A_REJECTION: [&str; 6] = [
@@ -28,6 +30,17 @@ pub fn is_auth_failure(e: &object_store::Error) -> bool {
         Some((401, _)) => true,
         Some((403, code)) => code.is_none_or(|c| !NOT_A_REJECTION.contains(&c.as_str())),
         _ => false,
+    }
+}
+
+/// What an Azure 404 answer says is missing (see [`crate::cloud::located::CloudTerms`]):
+/// `ContainerNotFound` (ADLS Gen2: `FilesystemNotFound`) the container (`Some(true)`),
+/// `BlobNotFound` (ADLS Gen2: `PathNotFound`) the blob (`Some(false)`), else `None`.
+pub fn container_missing(f: &RequestFailure) -> Option<bool> {
+    match f.code.as_deref()? {
+        "ContainerNotFound" | "FilesystemNotFound" => Some(true),
+        "BlobNotFound" | "PathNotFound" => Some(false),
+        _ => None,
     }
 }
 

@@ -14,6 +14,7 @@ use super::credential::{
 };
 use super::keys::*;
 use super::store::{AzureCredentialSource, AzureStore, SingleDelete};
+use crate::cloud::located::{CloudTerms, LocatedStore};
 use crate::error::{Error, Result};
 use crate::options::{is_credential_key, parse_bool, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::refresh::CredentialRefresher;
@@ -173,6 +174,15 @@ pub fn validate_options(options: &StorageOptions) -> Result<()> {
     Ok(())
 }
 
+/// How Azure locations are named in messages (`az://container/path`, never the request URL,
+/// which may carry a SAS) and what its 404 answers say is missing
+/// ([`super::auth::container_missing`]).
+pub const TERMS: CloudTerms = CloudTerms {
+    scheme: "az",
+    container: "container",
+    container_missing: super::auth::container_missing,
+};
+
 /// Builds an Azure Blob store for `container` in the account of `uri_account` (an `abfss://`
 /// URI's) or `azure_storage_account_name`, from the non-credential `options` and
 /// `credentials`. Never falls back to environment, CLI or managed-identity credentials.
@@ -182,7 +192,8 @@ pub fn validate_options(options: &StorageOptions) -> Result<()> {
 /// with path-style URLs `<endpoint>/<account>/<container>`, using `credentials` like any other
 /// store (`object_store`'s own emulator mode would ignore them).
 ///
-/// The store is an [`AzureStore`]: a delete of one blob is one `DELETE` request.
+/// The store is an [`AzureStore`] (a delete of one blob is one `DELETE` request) in a
+/// [`LocatedStore`] (errors name `az://container/path`).
 ///
 /// # Errors
 /// [`Error::InvalidOption`] naming the key for an unknown `azure_` option (other keys are
@@ -193,7 +204,7 @@ pub fn build_azure_store(
     uri_account: Option<&str>,
     options: &StorageOptions,
     credentials: AzureCredentials,
-) -> Result<Arc<AzureStore>> {
+) -> Result<Arc<LocatedStore<AzureStore>>> {
     validate_options(options)?;
     let emulator = use_emulator(options)?;
     let account = resolve_account(uri_account, options, emulator)?;
@@ -282,7 +293,8 @@ pub fn build_azure_store(
         account,
         container_url,
     };
-    Ok(Arc::new(AzureStore::new(container, store, single)))
+    let store = AzureStore::new(container, store, single);
+    Ok(Arc::new(LocatedStore::new(TERMS, container, store)))
 }
 
 /// The blob service URL of `account` without an endpoint option, as `object_store` 0.14.2

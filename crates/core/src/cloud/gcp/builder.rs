@@ -1,5 +1,7 @@
 //! The GCS store builder: non-credential options to `GoogleCloudStorageBuilder` settings,
-//! credentials from the options, a refresher, or none.
+//! credentials from the options, a refresher, or none. The store is wrapped in a
+//! [`LocatedStore`]: its errors name `gs://bucket/path` (not the percent-encoded request URL)
+//! and tell a missing bucket from a missing object.
 
 use std::sync::Arc;
 
@@ -13,9 +15,18 @@ use super::keys::{
     GOOGLE_APPLICATION_CREDENTIALS, GOOGLE_BASE_URL, GOOGLE_BEARER_TOKEN,
     GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_SKIP_SIGNATURE, GOOGLE_STORAGE_TOKEN,
 };
+use crate::cloud::located::{CloudTerms, LocatedStore};
 use crate::error::{Error, Result};
 use crate::options::{is_credential_key, parse_bool, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::refresh::CredentialRefresher;
+
+/// How GCS locations are named in messages (`gs://bucket/path`) and what its 404 answers say
+/// is missing ([`super::auth::bucket_missing`]).
+pub const TERMS: CloudTerms = CloudTerms {
+    scheme: "gs",
+    container: "bucket",
+    container_missing: super::auth::bucket_missing,
+};
 
 /// Where a GCS store gets its credentials.
 pub enum GcpCredentials {
@@ -97,7 +108,7 @@ pub fn build_gcs_store(
     bucket: &str,
     options: &StorageOptions,
     credentials: GcpCredentials,
-) -> Result<Arc<GoogleCloudStorage>> {
+) -> Result<Arc<LocatedStore<GoogleCloudStorage>>> {
     let observer: Option<Arc<dyn crate::refresh::RefresherHandle>> = match &credentials {
         GcpCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
@@ -141,7 +152,7 @@ pub fn build_gcs_store(
     let store = builder
         .build()
         .map_err(|e| Error::invalid_option("gcs", format!("cannot build the GCS store: {e}")))?;
-    Ok(Arc::new(store))
+    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store)))
 }
 
 #[cfg(test)]

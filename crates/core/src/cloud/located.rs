@@ -1,0 +1,508 @@
+//! [`LocatedStore`]: every cloud store's errors name the operation and the location in the
+//! store's own terms (`s3://bucket/path`, `az://container/path`, `gs://bucket/path`), and a 404
+//! says whether the bucket (container) or the object is missing (case C27).
+//!
+//! `object_store`'s own request errors print the request URL: `REDACTED` for requests it marks
+//! sensitive (every SAS-signed Azure request), a percent-encoded endpoint URL elsewhere (GCS:
+//! `/b/<bucket>/o/a%2Fb`). [`enrich`] puts a [`RequestFailure`] with the store's location into
+//! the error instead (same variant, so the error kind is unchanged).
+//!
+//! A missing bucket is told apart from a missing object by the endpoint's error code or
+//! message (S3 `NoSuchBucket`/`NoSuchKey`, Azure `ContainerNotFound`/`BlobNotFound`, GCS
+//! messages; each cloud's [`CloudTerms::container_missing`]). An answer to `HEAD` has no body:
+//! on a 404 `HEAD`, unless this store has already seen its bucket exist (any success, or a 404
+//! naming the object), one probe `GET` of the first byte of the same key is sent, whose 404
+//! answer carries the code. The store remembers that the bucket exists; it never remembers that
+//! it is missing (it may be created later).
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+
+use crate::error::{Missing, RequestFailure};
+
+/// How one cloud names locations and reads 404 answers.
+#[derive(Debug, Clone, Copy)]
+pub struct CloudTerms {
+    /// The URI scheme of locations in messages: `s3`, `az` or `gs`.
+    pub scheme: &'static str,
+    /// What the cloud calls a bucket: `bucket` or `container`.
+    pub container: &'static str,
+    /// What a 404 answer says is missing: `Some(true)` the bucket (container), `Some(false)`
+    /// the object, `None` when the answer does not tell (no code, an unknown one).
+    pub container_missing: fn(&RequestFailure) -> Option<bool>,
+}
+
+impl CloudTerms {
+    /// `scheme://bucket/path` (`scheme://bucket/` for the root).
+    pub fn location(&self, bucket: &str, path: &str) -> String {
+        format!("{}://{bucket}/{path}", self.scheme)
+    }
+}
+
+/// Puts a [`RequestFailure`] naming `location` (and `operation`, printed instead of the HTTP
+/// method when set, e.g. `LIST`) into `e`: same variant, same path; the original source becomes
+/// the failure's source. Errors that are no HTTP request failure (credential provider errors,
+/// invalid paths) and errors that already carry one are returned unchanged.
+pub fn enrich(
+    mut e: object_store::Error,
+    location: String,
+    operation: Option<&'static str>,
+) -> object_store::Error {
+    if RequestFailure::find(&e).is_some() {
+        return e;
+    }
+    let Some(failure) = RequestFailure::parse(&e) else {
+        return e;
+    };
+    if let Some((_, source)) = parts(&mut e) {
+        let original = std::mem::replace(source, Box::from(""));
+        let failure = failure
+            .with_location(location)
+            .with_operation(operation)
+            .with_source(original);
+        *source = Box::new(failure);
+    }
+    e
+}
+
+type Source = Box<dyn std::error::Error + Send + Sync>;
+
+/// The path `e` names (if its variant has one) and its source, for the variants of a failed
+/// request (the others are returned by no request).
+fn parts(e: &mut object_store::Error) -> Option<(Option<&str>, &mut Source)> {
+    use object_store::Error as E;
+    match e {
+        E::NotFound { path, source }
+        | E::PermissionDenied { path, source }
+        | E::Unauthenticated { path, source }
+        | E::Precondition { path, source }
+        | E::NotModified { path, source }
+        | E::AlreadyExists { path, source } => Some((Some(path.as_str()), source)),
+        E::Generic { source, .. } => Some((None, source)),
+        _ => None,
+    }
+}
+
+/// The [`RequestFailure`] that is `e`'s direct source, where [`enrich`] (or a store's own
+/// request) put it.
+fn failure_mut(e: &mut object_store::Error) -> Option<&mut RequestFailure> {
+    parts(e).and_then(|(_, source)| source.downcast_mut::<RequestFailure>())
+}
+
+/// What every call of one store shares: its terms, its bucket, and whether it has seen the
+/// bucket exist.
+#[derive(Debug)]
+struct Place {
+    terms: CloudTerms,
+    bucket: String,
+    bucket_seen: AtomicBool,
+}
+
+impl Place {
+    fn seen(&self) {
+        self.bucket_seen.store(true, Ordering::Relaxed);
+    }
+
+    fn missing(&self, exists: bool, at: String) -> Missing {
+        if exists {
+            self.seen();
+            Missing::Object { at }
+        } else {
+            Missing::Container {
+                word: self.terms.container,
+                name: self.bucket.clone(),
+            }
+        }
+    }
+
+    /// [`enrich`] with `path`'s location, then, for a 404 whose answer tells, what is missing.
+    fn locate(
+        &self,
+        e: object_store::Error,
+        path: &str,
+        operation: Option<&'static str>,
+    ) -> object_store::Error {
+        let at = self.terms.location(&self.bucket, path);
+        self.locate_as(e, at.clone(), at, operation)
+    }
+
+    /// [`locate`](Self::locate) printing `printed` as the location; a missing object is `at`.
+    fn locate_as(
+        &self,
+        e: object_store::Error,
+        printed: String,
+        at: String,
+        operation: Option<&'static str>,
+    ) -> object_store::Error {
+        let mut e = enrich(e, printed, operation);
+        if let Some(f) = failure_mut(&mut e) {
+            if f.status == Some(404) && f.missing.is_none() {
+                if let Some(container) = (self.terms.container_missing)(f) {
+                    f.missing = Some(self.missing(!container, at));
+                }
+            }
+        }
+        e
+    }
+}
+
+/// A cloud store whose errors name `scheme://bucket/path` and tell a missing bucket from a
+/// missing object (see the module docs). Every call goes to the inner store; only a 404 answer
+/// to `HEAD`, before the store has seen its bucket exist, adds one request (the probe).
+#[derive(Debug)]
+pub struct LocatedStore<S> {
+    place: Arc<Place>,
+    inner: Arc<S>,
+}
+
+impl<S: fmt::Display> fmt::Display for LocatedStore<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl<S> LocatedStore<S> {
+    /// Wraps `inner`, the store of `bucket` (container), naming locations by `terms`.
+    pub fn new(terms: CloudTerms, bucket: &str, inner: S) -> Self {
+        Self {
+            place: Arc::new(Place {
+                terms,
+                bucket: bucket.to_string(),
+                bucket_seen: AtomicBool::new(false),
+            }),
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// `listing` of `prefix`, its errors located (`LIST scheme://bucket/prefix/`).
+    fn listing(
+        &self,
+        prefix: Option<&Path>,
+        listing: BoxStream<'static, object_store::Result<ObjectMeta>>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let place = self.place.clone();
+        let at = prefix_text(prefix);
+        listing
+            .map(move |r| match r {
+                Ok(m) => {
+                    place.seen();
+                    Ok(m)
+                }
+                Err(e) => Err(place.locate(e, &at, Some("LIST"))),
+            })
+            .boxed()
+    }
+
+    fn ok<T>(&self, r: object_store::Result<T>, path: &Path) -> object_store::Result<T> {
+        match r {
+            Ok(v) => {
+                self.place.seen();
+                Ok(v)
+            }
+            Err(e) => Err(self.place.locate(e, path.as_ref(), None)),
+        }
+    }
+}
+
+fn prefix_text(prefix: Option<&Path>) -> String {
+    match prefix {
+        Some(p) if !p.as_ref().is_empty() => format!("{p}/"),
+        _ => String::new(),
+    }
+}
+
+impl<S: ObjectStore> LocatedStore<S> {
+    /// For a 404 `HEAD` (no body, no code): what is missing, from the store's memory or one
+    /// probe `GET` of the first byte of the same key.
+    async fn probe(&self, location: &Path) -> Option<Missing> {
+        let at = self
+            .place
+            .terms
+            .location(&self.place.bucket, location.as_ref());
+        if self.place.bucket_seen.load(Ordering::Relaxed) {
+            return Some(Missing::Object { at });
+        }
+        let options = GetOptions::new().with_range(Some(0..1));
+        match self.inner.get_opts(location, options).await {
+            // The object appeared meanwhile: its bucket exists.
+            Ok(_) => Some(self.place.missing(true, at)),
+            Err(e) => {
+                let mut e = self.place.locate(e, location.as_ref(), None);
+                failure_mut(&mut e).and_then(|f| f.missing.take())
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        let r = self.inner.put_opts(location, payload, opts).await;
+        self.ok(r, location)
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        let r = self.inner.put_multipart_opts(location, opts).await;
+        self.ok(r, location)
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let head = options.head;
+        let mut e = match self.inner.get_opts(location, options).await {
+            Ok(r) => {
+                self.place.seen();
+                return Ok(r);
+            }
+            Err(e) => self.place.locate(e, location.as_ref(), None),
+        };
+        let unknown = failure_mut(&mut e)
+            .is_some_and(|f| head && f.status == Some(404) && f.missing.is_none());
+        if unknown {
+            let missing = self.probe(location).await;
+            if let Some(f) = failure_mut(&mut e) {
+                f.missing = missing;
+            }
+        }
+        Err(e)
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        let r = self.inner.get_ranges(location, ranges).await;
+        self.ok(r, location)
+    }
+
+    /// The inner store's deletes; errors name the key the error names (the bucket when it
+    /// names none), unless the inner store named it already.
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        let place = self.place.clone();
+        self.inner
+            .delete_stream(locations)
+            .map(move |r| {
+                r.map_err(|mut e| {
+                    let path = parts(&mut e)
+                        .and_then(|(path, _)| path)
+                        .unwrap_or_default()
+                        .to_string();
+                    place.locate(e, &path, None)
+                })
+            })
+            .boxed()
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.listing(prefix, self.inner.list(prefix))
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.listing(prefix, self.inner.list_with_offset(prefix, offset))
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        match self.inner.list_with_delimiter(prefix).await {
+            Ok(r) => {
+                self.place.seen();
+                Ok(r)
+            }
+            Err(e) => Err(self.place.locate(e, &prefix_text(prefix), Some("LIST"))),
+        }
+    }
+
+    /// Errors name both objects (`COPY s3://b/from -> s3://b/to: ...`); a 404 is the source's.
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        match self.inner.copy_opts(from, to, options).await {
+            Ok(()) => {
+                self.place.seen();
+                Ok(())
+            }
+            Err(e) => {
+                let terms = &self.place.terms;
+                let source = terms.location(&self.place.bucket, from.as_ref());
+                let printed = format!(
+                    "{source} -> {}",
+                    terms.location(&self.place.bucket, to.as_ref())
+                );
+                Err(self.place.locate_as(e, printed, source, Some("COPY")))
+            }
+        }
+    }
+
+    // `rename_opts`: the trait's default, a copy and then a delete through this store.
+}
+
+#[async_trait]
+impl<S: MultipartStore> MultipartStore for LocatedStore<S> {
+    async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
+        let r = self.inner.create_multipart(path).await;
+        self.ok(r, path)
+    }
+
+    async fn put_part(
+        &self,
+        path: &Path,
+        id: &String,
+        part_idx: usize,
+        data: PutPayload,
+    ) -> object_store::Result<PartId> {
+        let r = self.inner.put_part(path, id, part_idx, data).await;
+        self.ok(r, path)
+    }
+
+    async fn complete_multipart(
+        &self,
+        path: &Path,
+        id: &String,
+        parts: Vec<PartId>,
+    ) -> object_store::Result<PutResult> {
+        let r = self.inner.complete_multipart(path, id, parts).await;
+        self.ok(r, path)
+    }
+
+    async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
+        let r = self.inner.abort_multipart(path, id).await;
+        self.ok(r, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Answer(&'static str);
+    impl fmt::Display for Answer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl std::error::Error for Answer {}
+
+    fn place(terms: CloudTerms) -> Place {
+        Place {
+            terms,
+            bucket: "b".into(),
+            bucket_seen: AtomicBool::new(false),
+        }
+    }
+
+    fn not_found(text: &'static str) -> object_store::Error {
+        object_store::Error::NotFound {
+            path: "k".into(),
+            source: Box::new(Answer(text)),
+        }
+    }
+
+    #[test]
+    fn a_redacted_azure_url_becomes_the_az_location_and_the_code_tells_what_is_missing() {
+        let p = place(crate::cloud::azure::builder::TERMS);
+        let e = p.locate(
+            not_found("Error performing GET REDACTED in 1ms - Server returned non-2xx status code: 404 Not Found: <?xml version=\"1.0\"?><Error><Code>ContainerNotFound</Code><Message>The specified container does not exist.\nRequestId:1</Message></Error>"),
+            "a/k",
+            None,
+        );
+        assert!(matches!(e, object_store::Error::NotFound { .. }));
+        assert_eq!(
+            crate::Error::from(e).to_string(),
+            "GET az://b/a/k: 404 ContainerNotFound: container 'b' does not exist"
+        );
+        assert!(!p.bucket_seen.load(Ordering::Relaxed));
+        let e = p.locate(
+            not_found("Error performing GET REDACTED in 1ms - Server returned non-2xx status code: 404 Not Found: <Error><Code>BlobNotFound</Code><Message>The specified blob does not exist.</Message></Error>"),
+            "a/k",
+            None,
+        );
+        assert_eq!(
+            crate::Error::from(e).to_string(),
+            "GET az://b/a/k: 404 BlobNotFound: no object at az://b/a/k"
+        );
+        assert!(
+            p.bucket_seen.load(Ordering::Relaxed),
+            "a missing blob proves the container"
+        );
+    }
+
+    #[test]
+    fn a_gcs_json_error_is_read_and_the_percent_encoded_url_replaced() {
+        let p = place(crate::cloud::gcp::builder::TERMS);
+        let e = p.locate(
+            not_found(r#"Error performing GET http://127.0.0.1:1/storage/v1/b/b/o/a%2Fk?alt=json in 1ms - Server returned non-2xx status code: 404 Not Found: {"error":{"code":404,"message":"The specified bucket does not exist.","errors":[{"domain":"global","reason":"notFound","message":"The specified bucket does not exist."}]}}"#),
+            "a/k",
+            None,
+        );
+        assert_eq!(
+            crate::Error::from(e).to_string(),
+            "GET gs://b/a/k: 404 notFound: bucket 'b' does not exist"
+        );
+        let e = object_store::Error::Generic {
+            store: "GCS",
+            source: Box::new(Answer(
+                r#"Error performing GET http://127.0.0.1:1/b?list-type=2 in 1ms - Server returned non-2xx status code: 403 Forbidden: {"error":{"code":403,"message":"Access denied."}}"#,
+            )),
+        };
+        let e = crate::Error::from(p.locate(e, "dir/", Some("LIST")));
+        assert_eq!(
+            e.to_string(),
+            "LIST gs://b/dir/: 403 Forbidden: Access denied."
+        );
+        assert_eq!(e.kind(), crate::ErrorKind::Credentials);
+    }
+
+    #[test]
+    fn a_head_404_without_a_code_says_nothing_missing_until_told() {
+        let p = place(crate::cloud::aws::builder::TERMS);
+        let e = p.locate(
+            not_found("Error performing HEAD http://127.0.0.1:1/b/k in 1ms - Server returned non-2xx status code: 404 Not Found: "),
+            "k",
+            None,
+        );
+        assert_eq!(
+            crate::Error::from(e).to_string(),
+            "HEAD s3://b/k: 404 Not Found (an answer to HEAD carries no error code)"
+        );
+    }
+}

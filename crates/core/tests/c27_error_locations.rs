@@ -358,3 +358,78 @@ async fn c27_gcs_messages_name_gs_locations_never_the_endpoint_url() {
         assert_eq!(proxy.stats.requests() - before, 2, "HEAD and one probe");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c27_s3_writes_copies_and_deletes_name_their_locations_too() {
+    let s3 = common::endpoint().await;
+    let creds = s3.issue_credentials(Duration::from_secs(600), None);
+    let options: StorageOptions = s3.storage_options(&creds);
+    let scoped = s3.issue_credentials(Duration::from_secs(600), Some("test-bucket/elsewhere/"));
+    let secrets = [
+        creds.secret_access_key.as_str(),
+        scoped.secret_access_key.as_str(),
+    ];
+    let store = open("s3://test-bucket/c27w", options.clone());
+    store.put("dir/present", "x".into()).await.unwrap();
+    let nobucket = open("s3://no-such-bucket/c27w", options);
+    let denied = open("s3://test-bucket/c27w", s3.storage_options(&scoped));
+    let at = "s3://test-bucket/c27w/dir";
+    let refused = |what: &str| format!("{what} is outside the credential scope");
+    let got = vec![
+        (
+            "copy",
+            outcome("copy", store.copy("dir/missing", "dir/copy").await),
+        ),
+        (
+            "put",
+            outcome("put", nobucket.put("dir/x", "x".into()).await),
+        ),
+        ("put", outcome("put", denied.put("dir/x", "x".into()).await)),
+        (
+            "delete",
+            outcome("delete", denied.delete("dir/present").await),
+        ),
+        (
+            "copy",
+            outcome("copy", denied.copy("dir/present", "dir/copy").await),
+        ),
+    ];
+    let got: Outcomes = got.into_iter().map(|(op, (k, m))| (op, k, m)).collect();
+    let expected: Outcomes = vec![
+        (
+            "copy",
+            ErrorKind::NotFound,
+            format!("COPY {at}/missing -> {at}/copy: 404 NoSuchKey: no object at {at}/missing"),
+        ),
+        (
+            "put",
+            ErrorKind::NotFound,
+            "PUT s3://no-such-bucket/c27w/dir/x: 404 NoSuchBucket: bucket 'no-such-bucket' does not exist".into(),
+        ),
+        (
+            "put",
+            ErrorKind::Credentials,
+            format!(
+                "PUT {at}/x: 403 AccessDenied: {}",
+                refused("object test-bucket/c27w/dir/x")
+            ),
+        ),
+        (
+            "delete",
+            ErrorKind::Credentials,
+            format!(
+                "DELETE {at}/present: 403 AccessDenied: {}",
+                refused("object test-bucket/c27w/dir/present")
+            ),
+        ),
+        (
+            "copy",
+            ErrorKind::Credentials,
+            format!(
+                "COPY {at}/present -> {at}/copy: 403 AccessDenied: {}",
+                refused("object test-bucket/c27w/dir/copy")
+            ),
+        ),
+    ];
+    assert_case(&got, &expected, &secrets);
+}

@@ -77,9 +77,29 @@ fn assert_case(
     assert_eq!(got, expected);
 }
 
-/// The messages of a missing object (`<loc>/dir/missing`) and of a missing bucket
-/// (`<scheme>://<nobucket>/<prefix>/dir/missing`), with `codes` the endpoint's codes for the
-/// two (object, bucket); `word` is `bucket` or `container`.
+/// get and range: `GET <at>: <get>`; head: `HEAD <at>: <head>`; with `list` (the listed
+/// location and the answer): `LIST <dir>: <answer>`; all of `kind`.
+fn expected(
+    kind: ErrorKind,
+    at: &str,
+    get: &str,
+    head: &str,
+    list: Option<(&str, &str)>,
+) -> Outcomes {
+    let mut v = vec![
+        ("get", kind, format!("GET {at}: {get}")),
+        ("range", kind, format!("GET {at}: {get}")),
+        ("head", kind, format!("HEAD {at}: {head}")),
+    ];
+    if let Some((dir, answer)) = list {
+        v.push(("list", kind, format!("LIST {dir}: {answer}")));
+    }
+    v
+}
+
+/// The messages of a missing object (`<scheme>://<bucket>/<prefix>/dir/missing`) and of a
+/// missing bucket (`<scheme>://<nobucket>/<prefix>/dir/missing`), with `codes` the endpoint's
+/// codes for the two (object, bucket); `word` is `bucket` or `container`.
 fn missing_expectations(
     scheme: &str,
     bucket: &str,
@@ -90,48 +110,22 @@ fn missing_expectations(
 ) -> (Outcomes, Outcomes) {
     let at = format!("{scheme}://{bucket}/{prefix}/dir/missing");
     let no = format!("no object at {at}");
-    let object = vec![
-        (
-            "get",
-            ErrorKind::NotFound,
-            format!("GET {at}: 404 {}: {no}", codes.0),
-        ),
-        (
-            "range",
-            ErrorKind::NotFound,
-            format!("GET {at}: 404 {}: {no}", codes.0),
-        ),
-        (
-            "head",
-            ErrorKind::NotFound,
-            format!("HEAD {at}: 404 Not Found: {no}"),
-        ),
-    ];
-    let at = format!("{scheme}://{nobucket}/{prefix}/dir/missing");
+    let object = expected(
+        ErrorKind::NotFound,
+        &at,
+        &format!("404 {}: {no}", codes.0),
+        &format!("404 Not Found: {no}"),
+        None,
+    );
     let gone = format!("{word} '{nobucket}' does not exist");
-    let list = format!("{scheme}://{nobucket}/{prefix}/dir/");
-    let container = vec![
-        (
-            "get",
-            ErrorKind::NotFound,
-            format!("GET {at}: 404 {}: {gone}", codes.1),
-        ),
-        (
-            "range",
-            ErrorKind::NotFound,
-            format!("GET {at}: 404 {}: {gone}", codes.1),
-        ),
-        (
-            "head",
-            ErrorKind::NotFound,
-            format!("HEAD {at}: 404 Not Found: {gone}"),
-        ),
-        (
-            "list",
-            ErrorKind::NotFound,
-            format!("LIST {list}: 404 {}: {gone}", codes.1),
-        ),
-    ];
+    let answer = format!("404 {}: {gone}", codes.1);
+    let container = expected(
+        ErrorKind::NotFound,
+        &format!("{scheme}://{nobucket}/{prefix}/dir/missing"),
+        &answer,
+        &format!("404 Not Found: {gone}"),
+        Some((&format!("{scheme}://{nobucket}/{prefix}/dir/"), &answer)),
+    );
     (object, container)
 }
 
@@ -139,29 +133,14 @@ fn missing_expectations(
 /// `code_message` (`AccessDenied: ..`; HEAD: the status and its reason, no code).
 fn denied_expectations(loc: &str, status: &str, code_message: &str) -> Outcomes {
     let (number, _) = status.split_once(' ').expect("status and reason");
-    let at = format!("{loc}/dir/present");
-    vec![
-        (
-            "get",
-            ErrorKind::Credentials,
-            format!("GET {at}: {number} {code_message}"),
-        ),
-        (
-            "range",
-            ErrorKind::Credentials,
-            format!("GET {at}: {number} {code_message}"),
-        ),
-        (
-            "head",
-            ErrorKind::Credentials,
-            format!("HEAD {at}: {status} (an answer to HEAD carries no error code)"),
-        ),
-        (
-            "list",
-            ErrorKind::Credentials,
-            format!("LIST {loc}/dir/: {number} {code_message}"),
-        ),
-    ]
+    let answer = format!("{number} {code_message}");
+    expected(
+        ErrorKind::Credentials,
+        &format!("{loc}/dir/present"),
+        &answer,
+        &format!("{status} (an answer to HEAD carries no error code)"),
+        Some((&format!("{loc}/dir/"), &answer)),
+    )
 }
 
 /// Writes `dir/present` through `store`, then runs the calls of the three cases: a missing

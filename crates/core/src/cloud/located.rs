@@ -159,12 +159,23 @@ impl Place {
 }
 
 /// A cloud store whose errors name `scheme://bucket/path` and tell a missing bucket from a
-/// missing object (see the module docs). Every call goes to the inner store; only a 404 answer
-/// to `HEAD`, before the store has seen its bucket exist, adds one request (the probe).
-#[derive(Debug)]
+/// missing object (see the module docs). Every call goes to the inner store (multipart calls
+/// to the cloud's multipart API with upload ids); only a 404 answer to `HEAD`, before the store
+/// has seen its bucket exist, adds one request (the probe).
 pub struct LocatedStore<S> {
     place: Arc<Place>,
     inner: Arc<S>,
+    multipart: Arc<dyn MultipartStore>,
+}
+
+impl<S: fmt::Debug> fmt::Debug for LocatedStore<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The inner store's Debug prints no credential.
+        f.debug_struct("LocatedStore")
+            .field("place", &self.place)
+            .field("inner", &self.inner)
+            .finish()
+    }
 }
 
 impl<S: fmt::Display> fmt::Display for LocatedStore<S> {
@@ -174,8 +185,14 @@ impl<S: fmt::Display> fmt::Display for LocatedStore<S> {
 }
 
 impl<S> LocatedStore<S> {
-    /// Wraps `inner`, the store of `bucket` (container), naming locations by `terms`.
-    pub fn new(terms: CloudTerms, bucket: &str, inner: S) -> Self {
+    /// Wraps `inner`, the store of `bucket` (container), naming locations by `terms`;
+    /// `multipart` is the same store's multipart API (`object_store`'s cloud store).
+    pub fn new(
+        terms: CloudTerms,
+        bucket: &str,
+        inner: S,
+        multipart: Arc<dyn MultipartStore>,
+    ) -> Self {
         Self {
             place: Arc::new(Place {
                 terms,
@@ -183,6 +200,7 @@ impl<S> LocatedStore<S> {
                 bucket_seen: AtomicBool::new(false),
             }),
             inner: Arc::new(inner),
+            multipart,
         }
     }
 
@@ -375,10 +393,15 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
     // `rename_opts`: the trait's default, a copy and then a delete through this store.
 }
 
+/// The cloud's multipart API with upload ids (S3 and GCS: `CreateMultipartUpload`,
+/// `UploadPart`, `CompleteMultipartUpload`, `AbortMultipartUpload`; Azure: Put Block and Put
+/// Block List, with an empty upload id and an abort that does nothing: staged blocks stay as the
+/// blob's uncommitted blocks until Azure discards them, 7 days after they were staged). The
+/// writer uses it so that an upload it cannot abort can be named by its id.
 #[async_trait]
-impl<S: MultipartStore> MultipartStore for LocatedStore<S> {
+impl<S: Send + Sync + fmt::Debug + 'static> MultipartStore for LocatedStore<S> {
     async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
-        let r = self.inner.create_multipart(path).await;
+        let r = self.multipart.create_multipart(path).await;
         self.ok(r, path)
     }
 
@@ -389,7 +412,7 @@ impl<S: MultipartStore> MultipartStore for LocatedStore<S> {
         part_idx: usize,
         data: PutPayload,
     ) -> object_store::Result<PartId> {
-        let r = self.inner.put_part(path, id, part_idx, data).await;
+        let r = self.multipart.put_part(path, id, part_idx, data).await;
         self.ok(r, path)
     }
 
@@ -399,12 +422,12 @@ impl<S: MultipartStore> MultipartStore for LocatedStore<S> {
         id: &String,
         parts: Vec<PartId>,
     ) -> object_store::Result<PutResult> {
-        let r = self.inner.complete_multipart(path, id, parts).await;
+        let r = self.multipart.complete_multipart(path, id, parts).await;
         self.ok(r, path)
     }
 
     async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
-        let r = self.inner.abort_multipart(path, id).await;
+        let r = self.multipart.abort_multipart(path, id).await;
         self.ok(r, path)
     }
 }

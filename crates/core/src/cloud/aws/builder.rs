@@ -12,7 +12,6 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
-use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
@@ -101,12 +100,13 @@ pub fn build_s3_store(
         .build()
         .map_err(bad)?;
     let bulk = builder.build().map_err(bad)?;
+    let multipart = Arc::new(bulk.clone());
     let store = S3Store {
         bucket: bucket.to_string(),
         bulk,
         single,
     };
-    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store)))
+    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store, multipart)))
 }
 
 /// An S3 store: `object_store`'s [`AmazonS3`] with two changes.
@@ -238,39 +238,6 @@ impl ObjectStore for S3Store {
 
     // `rename_opts`: the trait's default, a copy and then a delete through this store (so the
     // delete is one `DELETE` request).
-}
-
-/// The multipart API of S3 with upload ids (`CreateMultipartUpload`, `UploadPart`,
-/// `CompleteMultipartUpload`, `AbortMultipartUpload`): the
-/// writer uses it so that an upload it cannot abort can be named by its id.
-#[async_trait]
-impl MultipartStore for S3Store {
-    async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
-        self.bulk.create_multipart(path).await
-    }
-
-    async fn put_part(
-        &self,
-        path: &Path,
-        id: &String,
-        part_idx: usize,
-        data: PutPayload,
-    ) -> object_store::Result<PartId> {
-        self.bulk.put_part(path, id, part_idx, data).await
-    }
-
-    async fn complete_multipart(
-        &self,
-        path: &Path,
-        id: &String,
-        parts: Vec<PartId>,
-    ) -> object_store::Result<PutResult> {
-        self.bulk.complete_multipart(path, id, parts).await
-    }
-
-    async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
-        self.bulk.abort_multipart(path, id).await
-    }
 }
 
 #[cfg(test)]

@@ -293,8 +293,11 @@ pub fn build_azure_store(
         account,
         container_url,
     };
+    let multipart = Arc::new(store.clone());
     let store = AzureStore::new(container, store, single);
-    Ok(Arc::new(LocatedStore::new(TERMS, container, store)))
+    Ok(Arc::new(LocatedStore::new(
+        TERMS, container, store, multipart,
+    )))
 }
 
 /// The blob service URL of `account` without an endpoint option, as `object_store` 0.14.2

@@ -25,7 +25,6 @@ use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use object_store::azure::{AzureAuthorizer, AzureCredential, MicrosoftAzure};
 use object_store::client::{HttpClient, HttpError, HttpRequest, HttpRequestBody};
-use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{
     CopyOptions, CredentialProvider, GetOptions, GetResult, ListResult, MultipartUpload,
@@ -356,39 +355,6 @@ impl ObjectStore for AzureStore {
 
     // `rename_opts`: the trait's default, a copy and then a delete through this store (so the
     // delete is one `DELETE` request).
-}
-
-/// `object_store`'s Azure multipart API (Put Block, Put Block List). Its upload id is empty and
-/// aborting does nothing: staged blocks stay as the blob's uncommitted blocks (Get Block List
-/// shows them) until Azure discards them, 7 days after they were staged.
-#[async_trait]
-impl MultipartStore for AzureStore {
-    async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
-        self.inner.create_multipart(path).await
-    }
-
-    async fn put_part(
-        &self,
-        path: &Path,
-        id: &String,
-        part_idx: usize,
-        data: PutPayload,
-    ) -> object_store::Result<PartId> {
-        self.inner.put_part(path, id, part_idx, data).await
-    }
-
-    async fn complete_multipart(
-        &self,
-        path: &Path,
-        id: &String,
-        parts: Vec<PartId>,
-    ) -> object_store::Result<PutResult> {
-        self.inner.complete_multipart(path, id, parts).await
-    }
-
-    async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
-        self.inner.abort_multipart(path, id).await
-    }
 }
 
 #[cfg(test)]

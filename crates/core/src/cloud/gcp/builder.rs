@@ -152,7 +152,8 @@ pub fn build_gcs_store(
     let store = builder
         .build()
         .map_err(|e| Error::invalid_option("gcs", format!("cannot build the GCS store: {e}")))?;
-    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store)))
+    let multipart = Arc::new(store.clone());
+    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store, multipart)))
 }
 
 #[cfg(test)]

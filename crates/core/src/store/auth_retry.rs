@@ -14,6 +14,7 @@ use object_store::{
     PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 
+use super::list_resume;
 use crate::cloud::CloudAdapter;
 use crate::refresh::RefresherHandle;
 
@@ -65,6 +66,25 @@ impl AuthRetryStore {
             }
             None => false,
         }
+    }
+
+    /// A listing of `prefix` (after `offset`, if given) retried once when its first page is
+    /// rejected, and resumed after the last key it yielded when a page's body is lost (see
+    /// [`list_resume`]).
+    fn listing(
+        &self,
+        prefix: Option<&Path>,
+        offset: Option<Path>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let prefix = prefix.cloned();
+        let parts = self.parts();
+        list_resume::resumable(offset, move |offset| {
+            let prefix = prefix.clone();
+            parts.clone().list_with_retry(move |inner| match &offset {
+                None => inner.list(prefix.as_ref()),
+                Some(offset) => inner.list_with_offset(prefix.as_ref(), offset),
+            })
+        })
     }
 
     fn parts(&self) -> RetryParts {
@@ -321,9 +341,7 @@ impl ObjectStore for AuthRetryStore {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        let prefix = prefix.cloned();
-        self.parts()
-            .list_with_retry(move |inner| inner.list(prefix.as_ref()))
+        self.listing(prefix, None)
     }
 
     fn list_with_offset(
@@ -331,14 +349,14 @@ impl ObjectStore for AuthRetryStore {
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        let prefix = prefix.cloned();
-        let offset = offset.clone();
-        self.parts()
-            .list_with_retry(move |inner| inner.list_with_offset(prefix.as_ref(), &offset))
+        self.listing(prefix, Some(offset.clone()))
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        with_auth_retry!(self, self.inner.list_with_delimiter(prefix))
+        with_auth_retry!(
+            self,
+            list_resume::list_with_delimiter(|| self.inner.list_with_delimiter(prefix))
+        )
     }
 
     async fn copy_opts(

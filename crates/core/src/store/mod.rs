@@ -21,6 +21,7 @@ use crate::session::Session;
 
 mod auth_retry;
 mod body_retry;
+mod list_resume;
 #[cfg(test)]
 mod retry_tests;
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::future::{BoxFuture, FutureExt};
 use futures::stream::TryStreamExt;
+use object_store::client::{HttpError, HttpErrorKind};
 use object_store::memory::InMemory;
 use object_store::{
     CopyOptions, ListResult, MultipartUpload, ObjectMeta, ObjectStore, ObjectStoreExt,
@@ -54,6 +55,10 @@ struct BreakingBodies {
     /// PUTs still to answer with `ExpiredToken`.
     rejected_puts: AtomicUsize,
     puts: AtomicUsize,
+    /// Listings still to lose their body after [`LOST_AFTER`] entries.
+    lost_listings: AtomicUsize,
+    /// The offset of every listing opened (`None`: from the start; also `list_with_delimiter`).
+    listings: Mutex<Vec<Option<Path>>>,
     /// When set, every rejected PUT moves this refresher to a new generation, as a background
     /// refresh that lands while the request is in flight does.
     refreshed_in_flight: Mutex<Option<Arc<CountingRefresher>>>,
@@ -62,6 +67,44 @@ struct BreakingBodies {
 impl std::fmt::Display for BreakingBodies {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("BreakingBodies")
+    }
+}
+
+/// How many entries a listing that loses its body yields first.
+const LOST_AFTER: usize = 3;
+
+/// Takes one from `n` if it is not 0.
+fn take_one(n: &AtomicUsize) -> bool {
+    n.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+}
+
+/// A listing page's body lost to a connection reset, as `object_store` reports it (not its
+/// request error: the headers had arrived).
+fn lost_body() -> object_store::Error {
+    object_store::Error::Generic {
+        store: "S3",
+        source: Box::new(HttpError::new(
+            HttpErrorKind::Interrupted,
+            std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection reset"),
+        )),
+    }
+}
+
+impl BreakingBodies {
+    fn listing(
+        &self,
+        offset: Option<Path>,
+        listing: BoxStream<'static, object_store::Result<ObjectMeta>>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.listings.lock().unwrap().push(offset);
+        if take_one(&self.lost_listings) {
+            return listing
+                .take(LOST_AFTER)
+                .chain(futures::stream::once(async { Err(lost_body()) }))
+                .boxed();
+        }
+        listing
     }
 }
 
@@ -121,16 +164,23 @@ impl ObjectStore for BreakingBodies {
         self.mem.delete_stream(locations)
     }
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.mem.list(prefix)
+        self.listing(None, self.mem.list(prefix))
     }
     fn list_with_offset(
         &self,
         prefix: Option<&Path>,
         offset: &Path,
     ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.mem.list_with_offset(prefix, offset)
+        self.listing(
+            Some(offset.clone()),
+            self.mem.list_with_offset(prefix, offset),
+        )
     }
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.listings.lock().unwrap().push(None);
+        if take_one(&self.lost_listings) {
+            return Err(lost_body());
+        }
         self.mem.list_with_delimiter(prefix).await
     }
     async fn copy_opts(
@@ -217,6 +267,8 @@ async fn setup(
         rejected_puts: AtomicUsize::new(0),
         puts: AtomicUsize::new(0),
         refreshed_in_flight: Mutex::new(None),
+        lost_listings: AtomicUsize::new(0),
+        listings: Mutex::new(Vec::new()),
     });
     let data = Bytes::from((0..100_000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
     inner
@@ -349,4 +401,90 @@ async fn a_retried_body_may_be_polled_again_after_its_end() {
     }
     assert_eq!(read, data.len());
     assert!(body.next().await.is_none(), "still the end, no panic");
+}
+
+async fn listing_setup(lost: usize, n: usize) -> (Arc<BreakingBodies>, AuthRetryStore, Vec<Path>) {
+    let (inner, _, store, _) = setup(0).await;
+    let keys: Vec<Path> = (0..n).map(|i| Path::from(format!("l/{i:02}"))).collect();
+    for k in &keys {
+        inner
+            .mem
+            .put(k, Bytes::from_static(b"x").into())
+            .await
+            .unwrap();
+    }
+    inner.lost_listings.store(lost, Ordering::SeqCst);
+    (inner, store, keys)
+}
+
+fn locations(listed: Vec<ObjectMeta>) -> Vec<Path> {
+    listed.into_iter().map(|m| m.location).collect()
+}
+
+#[tokio::test]
+async fn a_listing_that_loses_its_body_resumes_after_the_last_key_it_yielded() {
+    let (inner, store, keys) = listing_setup(2, 10).await;
+    let listed: Vec<ObjectMeta> = store
+        .list(Some(&Path::from("l")))
+        .try_collect()
+        .await
+        .expect("resumed twice");
+    assert_eq!(locations(listed), keys, "every key once, in order");
+    assert_eq!(
+        *inner.listings.lock().unwrap(),
+        vec![None, Some(keys[2].clone()), Some(keys[5].clone())]
+    );
+
+    // A caller's own offset is where the first resumption starts from if nothing was yielded.
+    inner.lost_listings.store(1, Ordering::SeqCst);
+    inner.listings.lock().unwrap().clear();
+    let listed: Vec<ObjectMeta> = store
+        .list_with_offset(Some(&Path::from("l")), &keys[6])
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(locations(listed), keys[7..].to_vec());
+    assert_eq!(
+        *inner.listings.lock().unwrap(),
+        vec![Some(keys[6].clone()), Some(keys[9].clone())]
+    );
+}
+
+#[tokio::test]
+async fn a_listing_resumes_a_bounded_number_of_times() {
+    let (inner, store, keys) =
+        listing_setup(1 + super::list_resume::MAX_RESUMES as usize, 20).await;
+    let mut listing = store.list(Some(&Path::from("l")));
+    let mut yielded = Vec::new();
+    let error = loop {
+        match listing.next().await.expect("ends with the error") {
+            Ok(meta) => yielded.push(meta.location),
+            Err(e) => break e,
+        }
+    };
+    assert!(super::list_resume::is_lost_body(&error), "{error}");
+    assert!(listing.next().await.is_none(), "an error ends the listing");
+    assert_eq!(
+        yielded,
+        keys[..LOST_AFTER * 4].to_vec(),
+        "each key once, then the error"
+    );
+    assert_eq!(
+        inner.listings.lock().unwrap().len(),
+        4,
+        "the listing and 3 resumptions"
+    );
+}
+
+#[tokio::test]
+async fn a_list_with_delimiter_that_loses_its_body_runs_again_but_an_answer_is_final() {
+    let (inner, store, _) = listing_setup(2, 10).await;
+    let listed = store
+        .list_with_delimiter(Some(&Path::from("l")))
+        .await
+        .unwrap();
+    assert_eq!(listed.objects.len(), 10);
+    assert_eq!(inner.listings.lock().unwrap().len(), 3);
+    // An answer of the endpoint (its status) is never a lost body.
+    assert!(!super::list_resume::is_lost_body(&expired()));
 }

@@ -99,10 +99,11 @@ async fn longest_prefix_wins_and_iceberg_keys_become_storage_options() {
     let elsewhere = provider(&catalog, "s3://bucket/other/t");
     let options = elsewhere.fetch_storage_options().await.unwrap().unwrap();
     assert_eq!(options["aws_access_key_id"], "BUCKET-WIDE");
-    // Prefixes are plain string prefixes, as in Iceberg's own clients (S3FileIO).
+    // A prefix covers whole path segments: `s3://bucket/wh`'s credential is not applied to
+    // `s3://bucket/wh2/t` (apache/iceberg#17003); the bucket-wide one is.
     let sibling = provider(&catalog, "s3://bucket/wh2/t");
     let options = sibling.fetch_storage_options().await.unwrap().unwrap();
-    assert_eq!(options["aws_access_key_id"], "WAREHOUSE");
+    assert_eq!(options["aws_access_key_id"], "BUCKET-WIDE");
 }
 
 #[tokio::test]

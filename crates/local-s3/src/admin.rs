@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `GET /_admin/health` | 200 `{"status":"ok"}` |
 //! | `POST /_admin/buckets/{name}` | 200 `{"bucket":"name"}` (idempotent) |
-//! | `POST /_admin/credentials?ttl_ms=N[&scope=bucket/prefix]` | 200 `{"access_key_id","secret_access_key","session_token","expires_at_millis"}` |
+//! | `POST /_admin/credentials?ttl_ms=N[&scope=bucket/prefix][&access=read\|read-write][&list=false]` | 200 `{"access_key_id","secret_access_key","session_token","expires_at_millis","access","list"}` |
 //! | `POST /_admin/revoke?access_key_id=X` | 204 |
 //! | `GET /_admin/stats` | 200 `{"AKID":{"accepted":..,"rejected":..,"expired":..,"invalid_key":..,"bad_token":..,"denied":..}}` |
 //! | `GET /_admin/uploads[?bucket=NAME]` | 200 `[{"bucket","key","upload_id","parts","initiated_millis"}]` |
@@ -90,7 +90,16 @@ fn issue(state: &State, uri: &Uri) -> Response<Body> {
         Ok(scope) => scope,
         Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
-    let creds = state.issue(Duration::from_millis(ttl_ms), scope);
+    let permissions = match crate::permissions::parse(
+        query_param(uri, "access").as_deref(),
+        query_param(uri, "list").as_deref(),
+        "access",
+        "list",
+    ) {
+        Ok(permissions) => permissions,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
+    };
+    let creds = state.issue(Duration::from_millis(ttl_ms), scope, permissions);
     json_response(
         StatusCode::OK,
         &json!({
@@ -98,6 +107,8 @@ fn issue(state: &State, uri: &Uri) -> Response<Body> {
             "secret_access_key": creds.secret_access_key,
             "session_token": creds.session_token,
             "expires_at_millis": creds.expires_at_millis,
+            "access": permissions.access_name(),
+            "list": permissions.list,
         }),
     )
 }

@@ -1,5 +1,6 @@
 //! Credential checks plugged into s3s: [`Auth`] hands out secrets for SigV4 verification,
-//! [`Access`] then checks revocation, session token, expiry and scope.
+//! [`Access`] then checks revocation, session token, expiry, permissions (read-only, no LIST)
+//! and scope.
 //!
 //! Each decision is noted in the task-local [`RequestContext`] set up by the front service, so
 //! that rejections inside s3s are counted under the right key.
@@ -16,6 +17,7 @@ use s3s::dto::{
 use s3s::path::S3Path;
 use s3s::{S3Error, S3ErrorCode, S3Request, S3Result};
 
+use crate::permissions::LIST_OPS;
 use crate::state::{Refusal, Scope, State};
 use crate::types::REASON_DENIED;
 
@@ -80,12 +82,6 @@ pub(crate) fn query_param(uri: &hyper::Uri, name: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
-const LIST_OPS: &[&str] = &[
-    "ListObjects",
-    "ListObjectsV2",
-    "ListObjectVersions",
-    "ListMultipartUploads",
-];
 /// Bucket-level operations a scoped key may call on its own bucket (keys of `DeleteObjects`
 /// are checked one by one once the body is parsed).
 const BUCKET_READ_OPS: &[&str] = &["HeadBucket", "GetBucketLocation", "DeleteObjects"];
@@ -157,7 +153,7 @@ impl S3Auth for Auth {
     }
 }
 
-/// Checks token, expiry, revocation and scope after the signature verified.
+/// Checks token, expiry, revocation, permissions and scope after the signature verified.
 pub(crate) struct Access {
     pub state: Arc<State>,
 }
@@ -169,14 +165,18 @@ impl Access {
             return Err(denied("Signature is required".to_owned()));
         };
         let token = session_token(cx.headers(), cx.uri());
-        let scope = self
+        let grant = self
             .state
             .authorize(&credentials.access_key, token.as_deref(), self.state.now())
             .map_err(|refusal| {
                 note(|ctx| ctx.outcome = Some(Err(refusal.reason())));
                 refusal_error(refusal)
             })?;
-        if let Some(scope) = scope {
+        if let Some(message) = crate::permissions::refusal(grant.permissions, cx.s3_op().name()) {
+            note(|ctx| ctx.outcome = Some(Err(REASON_DENIED)));
+            return Err(denied(message));
+        }
+        if let Some(scope) = grant.scope {
             check_scope(
                 &scope,
                 cx.s3_path(),

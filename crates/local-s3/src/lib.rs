@@ -3,6 +3,7 @@
 
 mod admin;
 mod auth;
+mod permissions;
 mod server;
 mod state;
 mod store;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use types::{
-    IncompleteUpload, KeyStats, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN,
+    IncompleteUpload, KeyStats, Permissions, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN,
     REASON_DENIED, REASON_EXPIRED, REASON_INVALID_KEY,
 };
 
@@ -235,8 +236,23 @@ impl LocalS3 {
     /// # Panics
     /// If `scope` is not `bucket` or `bucket/prefix` with a valid bucket name.
     pub fn issue_credentials(&self, ttl: Duration, scope: Option<&str>) -> TemporaryCredentials {
+        self.issue_credentials_with(ttl, scope, Permissions::READ_WRITE)
+    }
+
+    /// [`LocalS3::issue_credentials`] with `permissions`: [`Permissions::READ_ONLY`] for a key
+    /// that may only read and list, `.without_list()` for one that may not list (403
+    /// `AccessDenied` with a message saying so, naming the operation).
+    ///
+    /// # Panics
+    /// If `scope` is not `bucket` or `bucket/prefix` with a valid bucket name.
+    pub fn issue_credentials_with(
+        &self,
+        ttl: Duration,
+        scope: Option<&str>,
+        permissions: Permissions,
+    ) -> TemporaryCredentials {
         let scope = scope.map(|s| Scope::parse(s).unwrap_or_else(|msg| panic!("{msg}")));
-        self.state.issue(ttl, scope)
+        self.state.issue(ttl, scope, permissions)
     }
 
     /// Runs this endpoint's clock `offset` milliseconds ahead of the machine's (negative:

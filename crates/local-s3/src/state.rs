@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rand::Rng;
 
 use crate::types::{
-    KeyStats, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN, REASON_EXPIRED,
+    KeyStats, Permissions, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN, REASON_EXPIRED,
     REASON_INVALID_KEY,
 };
 
@@ -84,7 +84,15 @@ struct KeyEntry {
     session_token: String,
     expires_at_millis: i64,
     scope: Option<Scope>,
+    permissions: Permissions,
     revoked: bool,
+}
+
+/// What an accepted key may do: where (`scope`, `None` = everywhere) and what.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Grant {
+    pub scope: Option<Scope>,
+    pub permissions: Permissions,
 }
 
 pub(crate) struct State {
@@ -206,7 +214,12 @@ impl State {
     }
 
     /// Issues a new temporary key valid for `ttl` from now.
-    pub fn issue(&self, ttl: Duration, scope: Option<Scope>) -> TemporaryCredentials {
+    pub fn issue(
+        &self,
+        ttl: Duration,
+        scope: Option<Scope>,
+        permissions: Permissions,
+    ) -> TemporaryCredentials {
         let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
         let expires_at_millis = self.now().saturating_add(ttl_ms);
         let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
@@ -221,6 +234,7 @@ impl State {
             session_token: format!("LS3{}", random_string(93, ALNUM)),
             expires_at_millis,
             scope,
+            permissions,
             revoked: false,
         };
         let creds = TemporaryCredentials {
@@ -258,15 +272,15 @@ impl State {
     }
 
     /// Checks a key whose signature verified: revocation, session token, then expiry.
-    /// Returns the key's scope (`None` = unrestricted, always for the root key).
+    /// Returns what the key may do (everything for the root key).
     pub fn authorize(
         &self,
         access_key: &str,
         token: Option<&str>,
         now_ms: i64,
-    ) -> Result<Option<Scope>, Refusal> {
+    ) -> Result<Grant, Refusal> {
         if self.is_root(access_key) {
-            return Ok(None);
+            return Ok(Grant::default());
         }
         let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
         let entry = match keys.get(access_key) {
@@ -279,7 +293,10 @@ impl State {
         if now_ms >= entry.expires_at_millis {
             return Err(Refusal::ExpiredToken);
         }
-        Ok(entry.scope.clone())
+        Ok(Grant {
+            scope: entry.scope.clone(),
+            permissions: entry.permissions,
+        })
     }
 
     /// The scope of a temporary key (`None` for the root key, unknown keys and unscoped keys).
@@ -349,11 +366,11 @@ mod tests {
     #[test]
     fn authorize_order_and_expiry() {
         let s = state();
-        let live = s.issue(Duration::from_secs(60), None);
+        let live = s.issue(Duration::from_secs(60), None, Permissions::READ_WRITE);
         let now = now_millis();
         assert_eq!(
             s.authorize(&live.access_key_id, Some(&live.session_token), now),
-            Ok(None)
+            Ok(Grant::default())
         );
         assert_eq!(
             s.authorize(&live.access_key_id, None, now),
@@ -377,8 +394,23 @@ mod tests {
             Err(Refusal::InvalidAccessKeyId)
         );
         assert!(s.secret_for(&live.access_key_id).is_none());
-        assert_eq!(s.authorize("root", None, now), Ok(None));
+        assert_eq!(s.authorize("root", None, now), Ok(Grant::default()));
         assert!(!s.revoke("root"));
+    }
+
+    #[test]
+    fn a_key_keeps_its_scope_and_permissions() {
+        let s = state();
+        let permissions = Permissions::READ_ONLY.without_list();
+        let scope = Scope::parse("bkt/p/").unwrap();
+        let key = s.issue(Duration::from_secs(60), Some(scope.clone()), permissions);
+        assert_eq!(
+            s.authorize(&key.access_key_id, Some(&key.session_token), now_millis()),
+            Ok(Grant {
+                scope: Some(scope),
+                permissions
+            })
+        );
     }
 
     #[test]

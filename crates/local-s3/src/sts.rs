@@ -4,6 +4,10 @@
 //! s3s verifies a SigV4 signature (service `sts` or `s3`) before the route runs. The request
 //! may be signed with the root key, or unsigned (a test convenience; real STS requires a
 //! signature). Requests signed with a temporary key are refused with `AccessDenied`.
+//!
+//! Non-standard optional parameters shape the issued key: `Scope=bucket/prefix`,
+//! `Access=read|read-write` (default `read-write`) and `List=true|false` (default `true`); see
+//! [`crate::Permissions`]. A bad value is 400 `ValidationError` naming the parameter.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -150,12 +154,23 @@ impl AssumeRoleRoute {
             Ok(scope) => scope,
             Err(message) => return sts_error(StatusCode::BAD_REQUEST, "ValidationError", &message),
         };
+        let permissions = match crate::permissions::parse(
+            params.get("Access"),
+            params.get("List"),
+            "Access",
+            "List",
+        ) {
+            Ok(permissions) => permissions,
+            Err(message) => return sts_error(StatusCode::BAD_REQUEST, "ValidationError", &message),
+        };
         let role_arn = params
             .get("RoleArn")
             .unwrap_or("arn:aws:iam::000000000000:role/local-s3");
         let session = params.get("RoleSessionName").unwrap_or("local-s3-session");
         let role_name = role_arn.rsplit('/').next().unwrap_or(role_arn);
-        let creds = self.state.issue(Duration::from_secs(duration), scope);
+        let creds = self
+            .state
+            .issue(Duration::from_secs(duration), scope, permissions);
         let xml = format!(
             "<AssumeRoleResponse xmlns=\"{STS_NS}\">\
 <AssumeRoleResult>\

@@ -31,6 +31,59 @@ impl fmt::Debug for TemporaryCredentials {
     }
 }
 
+/// What a temporary key may do inside its scope. The root key may do everything.
+///
+/// - `write == false` (a **read-only** key): only `Get*`, `Head*`, `List*` and
+///   `SelectObjectContent` calls; any other (`PutObject`, `CopyObject`, `DeleteObject(s)`, the
+///   multipart calls, bucket changes) gets 403 `AccessDenied` saying the credential is read-only
+///   and naming the operation.
+/// - `list == false` (a key **without LIST**, as some catalogs vend): `ListObjects`,
+///   `ListObjectsV2`, `ListObjectVersions` and `ListMultipartUploads` get 403 `AccessDenied`
+///   saying the credential does not allow listing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Permissions {
+    /// Whether the key may write (create, overwrite, copy into, delete, multipart).
+    pub write: bool,
+    /// Whether the key may list objects and multipart uploads.
+    pub list: bool,
+}
+
+impl Permissions {
+    /// Everything the scope allows (the default).
+    pub const READ_WRITE: Permissions = Permissions {
+        write: true,
+        list: true,
+    };
+    /// Reads and lists only.
+    pub const READ_ONLY: Permissions = Permissions {
+        write: false,
+        list: true,
+    };
+
+    /// The same permissions without listing.
+    pub const fn without_list(self) -> Permissions {
+        Permissions {
+            write: self.write,
+            list: false,
+        }
+    }
+
+    /// The admin API's and STS's spelling of `write`: `read-write` or `read`.
+    pub fn access_name(self) -> &'static str {
+        if self.write {
+            "read-write"
+        } else {
+            "read"
+        }
+    }
+}
+
+impl Default for Permissions {
+    fn default() -> Self {
+        Permissions::READ_WRITE
+    }
+}
+
 /// Request counters for one access key (counts of requests, not bytes).
 ///
 /// `rejected` counts every rejected request; the reason fields break down the
@@ -50,7 +103,8 @@ pub struct KeyStats {
     pub invalid_key: u64,
     /// Rejected with 403 `InvalidToken`: session token missing or not the key's token.
     pub bad_token: u64,
-    /// Rejected with 403 `AccessDenied`: outside the key's scope, or an unsigned request.
+    /// Rejected with 403 `AccessDenied`: outside the key's scope or its [`Permissions`], or an
+    /// unsigned request.
     pub denied: u64,
 }
 

@@ -15,6 +15,7 @@ use emulators::{
     account_sas, create_container, create_gcs_bucket, now_millis, start_azurite, start_fake_gcs,
     Proxy, TokenAuthority, AZURITE_ACCOUNT,
 };
+use vended_storage::cloud::located::{NO_LISTING, NO_WRITES};
 use vended_storage::{Error, ErrorKind, RefreshConfig, StorageOptions, VendedStore};
 
 /// Per call: its name, the error's kind and message.
@@ -195,7 +196,7 @@ async fn c27_s3_messages_name_s3_locations() {
         "403 Forbidden",
         "AccessDenied: object test-bucket/c27/dir/present is outside the credential scope",
     );
-    expected[3].2 = "LIST s3://test-bucket/c27/dir/: 403 AccessDenied: list prefix \"c27/dir/\" is outside the credential scope".into();
+    expected[3].2 = format!("LIST s3://test-bucket/c27/dir/: 403 AccessDenied: {NO_LISTING}: list prefix \"c27/dir/\" is outside the credential scope");
     assert_case(&denied, &expected, &secrets);
     // A fresh store's first HEAD of a missing object probes once and says what is missing.
     let fresh = open("s3://test-bucket/c27", options);
@@ -353,7 +354,7 @@ async fn c27_s3_writes_copies_and_deletes_name_their_locations_too() {
     let nobucket = open("s3://no-such-bucket/c27w", options);
     let denied = open("s3://test-bucket/c27w", s3.storage_options(&scoped));
     let at = "s3://test-bucket/c27w/dir";
-    let refused = |what: &str| format!("{what} is outside the credential scope");
+    let refused = |what: &str| format!("{NO_WRITES}: {what} is outside the credential scope");
     let got = vec![
         (
             "copy",

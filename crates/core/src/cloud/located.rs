@@ -14,6 +14,15 @@
 //! naming the object), one probe `GET` of the first byte of the same key is sent, whose 404
 //! answer carries the code. The store remembers that the bucket exists; it never remembers that
 //! it is missing (it may be created later).
+//!
+//! A 403 answer that refuses an accepted credential a permission (S3 `AccessDenied`, Azure
+//! `AuthorizationPermissionMismatch`, any GCS 403; not an expired, unknown or malformed
+//! credential, which the cloud's [`CloudTerms::rejects_credential`] recognises) to a write
+//! (`PUT`, `POST`, `DELETE`: puts, multipart calls, copies, deletes) or to a listing says so
+//! before the endpoint's message: `PUT s3://b/k: 403 AccessDenied: ` [`NO_WRITES`] `: <message>`,
+//! `LIST s3://b/p/: 403 AccessDenied: ` [`NO_LISTING`] `: <message>`. The kind stays
+//! [`crate::ErrorKind::Credentials`]; the store that retries rejected credentials does not
+//! retry it (a fresh credential of the same grant is refused the same way).
 
 use std::fmt;
 use std::ops::Range;
@@ -42,6 +51,35 @@ pub struct CloudTerms {
     /// What a 404 answer says is missing: `Some(true)` the bucket (container), `Some(false)`
     /// the object, `None` when the answer does not tell (no code, an unknown one).
     pub container_missing: fn(&RequestFailure) -> Option<bool>,
+    /// Whether an error is the endpoint rejecting the credential itself (expired, unknown,
+    /// revoked, badly signed): the cloud's `is_auth_failure`. A 403 that is not such a
+    /// rejection refuses an accepted credential a permission.
+    pub rejects_credential: fn(&object_store::Error) -> bool,
+}
+
+/// What a refused write says before the endpoint's message (see the module docs).
+pub const NO_WRITES: &str =
+    "the credential does not allow writes here (read-only, or scoped to other paths?)";
+
+/// What a refused listing says before the endpoint's message (see the module docs).
+pub const NO_LISTING: &str =
+    "the credential does not allow listing here (no LIST permission, or scoped to other paths?)";
+
+/// What a failed request lacked, if it is a 403 refusing an accepted credential a write or a
+/// listing: [`NO_WRITES`] or [`NO_LISTING`]; `None` for reads, other answers and rejected
+/// credentials.
+fn lacking(
+    terms: &CloudTerms,
+    e: &object_store::Error,
+    f: &RequestFailure,
+) -> Option<&'static str> {
+    if f.status != Some(403) || (terms.rejects_credential)(e) {
+        return None;
+    }
+    if f.operation == Some("LIST") {
+        return Some(NO_LISTING);
+    }
+    matches!(f.method.as_str(), "PUT" | "POST" | "DELETE" | "PATCH").then_some(NO_WRITES)
 }
 
 impl CloudTerms {
@@ -147,7 +185,16 @@ impl Place {
         operation: Option<&'static str>,
     ) -> object_store::Error {
         let mut e = enrich(e, printed, operation);
+        let lacks = RequestFailure::find(&e).and_then(|f| lacking(&self.terms, &e, f));
         if let Some(f) = failure_mut(&mut e) {
+            if let Some(lacks) = lacks {
+                if !f.message.as_deref().is_some_and(|m| m.starts_with(lacks)) {
+                    f.message = Some(match f.message.take() {
+                        Some(message) => format!("{lacks}: {message}"),
+                        None => lacks.to_string(),
+                    });
+                }
+            }
             if f.status == Some(404) && f.missing.is_none() {
                 if let Some(container) = (self.terms.container_missing)(f) {
                     f.missing = Some(self.missing(!container, at));

@@ -33,6 +33,7 @@ pub const TERMS: CloudTerms = CloudTerms {
     scheme: "s3",
     container: "bucket",
     container_missing: super::auth::bucket_missing,
+    rejects_credential: super::auth::is_auth_failure,
 };
 
 /// Where an S3 store gets its credentials.

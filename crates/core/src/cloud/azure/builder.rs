@@ -181,6 +181,7 @@ pub const TERMS: CloudTerms = CloudTerms {
     scheme: "az",
     container: "container",
     container_missing: super::auth::container_missing,
+    rejects_credential: super::auth::is_auth_failure,
 };
 
 /// Builds an Azure Blob store for `container` in the account of `uri_account` (an `abfss://`

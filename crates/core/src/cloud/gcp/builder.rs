@@ -26,6 +26,7 @@ pub const TERMS: CloudTerms = CloudTerms {
     scheme: "gs",
     container: "bucket",
     container_missing: super::auth::bucket_missing,
+    rejects_credential: super::auth::is_auth_failure,
 };
 
 /// Where a GCS store gets its credentials.

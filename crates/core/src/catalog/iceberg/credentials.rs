@@ -7,9 +7,9 @@ use super::{
     AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AZURE_STORAGE_ACCOUNT_NAME,
     AZURE_STORAGE_SAS_TOKEN, GOOGLE_BEARER_TOKEN,
 };
-use crate::catalog::http::{Json, ScalarMap};
+use crate::catalog::http::Json;
 use crate::catalog::CatalogErrorKind;
-use crate::options::{StorageOptions, EXPIRES_AT_MILLIS};
+use crate::options::{parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
 
 type Failure = (CatalogErrorKind, String);
 
@@ -60,9 +60,8 @@ pub(super) fn select_credentials(
             "the answer's storage-credentials list is empty".into(),
         ));
     }
-    let target = normalize_scheme(location);
-    let mut prefixes = Vec::new();
-    let mut best: Option<(usize, Json<ScalarMap>)> = None;
+    let mut prefixes = Vec::with_capacity(list.len());
+    let mut configs = Vec::with_capacity(list.len());
     for (i, entry) in list.into_iter().enumerate() {
         let (prefix, config) = match entry {
             Json::Object(StorageCredential {
@@ -77,19 +76,20 @@ pub(super) fn select_credentials(
         };
         let config =
             config.ok_or_else(|| malformed(format!("storage-credentials[{i}] has no 'config'")))?;
-        let p = normalize_scheme(&prefix);
         prefixes.push(prefix);
-        if covers(&p, &target) && best.as_ref().is_none_or(|(len, _)| p.len() > *len) {
-            best = Some((p.len(), config));
-        }
+        configs.push(config);
     }
-    let Some((_, config)) = best else {
+    let Some(best) = best_prefix(&prefixes, location) else {
         return Err((
             CatalogErrorKind::MissingField,
-            format!("no storage credential's prefix matches the table location {location} (prefixes: {prefixes:?})"),
+            no_match(location, &prefixes),
         ));
     };
-    let config = match config.string_map("config").map_err(malformed)? {
+    let config = match configs
+        .swap_remove(best)
+        .string_map("config")
+        .map_err(malformed)?
+    {
         Some(config) => config,
         None => {
             return Err(malformed(
@@ -97,11 +97,47 @@ pub(super) fn select_credentials(
             ))
         }
     };
-    Ok(map_config(&config, location))
+    map_config(&config, location).map_err(malformed)
+}
+
+/// The index of the most specific prefix that covers `location` (see [`covers`]), if any.
+pub(super) fn best_prefix<S: AsRef<str>>(prefixes: &[S], location: &str) -> Option<usize> {
+    let target = normalize_scheme(location);
+    let mut best: Option<(usize, usize)> = None;
+    for (i, prefix) in prefixes.iter().enumerate() {
+        let p = normalize_scheme(prefix.as_ref());
+        if covers(&p, &target) && best.is_none_or(|(_, len)| p.len() > len) {
+            best = Some((i, p.len()));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// The message of a location no storage credential covers (prefixes are not secret).
+pub(super) fn no_match<S: AsRef<str>>(location: &str, prefixes: &[S]) -> String {
+    let prefixes: Vec<&str> = prefixes.iter().map(AsRef::as_ref).collect();
+    format!("no storage credential's prefix matches the table location {location} (prefixes: {prefixes:?})")
+}
+
+/// Checks that the expiry `key` holds epoch milliseconds; the message names the key, never the
+/// value (a malformed expiry may be a pasted secret).
+fn check_expiry(key: &str, value: &str) -> std::result::Result<(), String> {
+    parse_expires_at_millis(value).map(|_| ()).map_err(|_| {
+        format!(
+            "'{key}' is not an expiry in epoch milliseconds (a whole number such as 1767225600000)"
+        )
+    })
 }
 
 /// Maps Iceberg FileIO credential keys to storage options (see the module documentation).
-pub(super) fn map_config(config: &StorageOptions, location: &str) -> StorageOptions {
+///
+/// # Errors
+/// A message naming the expiry key (never its value) when the expiry that applies is not epoch
+/// milliseconds.
+pub(super) fn map_config(
+    config: &StorageOptions,
+    location: &str,
+) -> std::result::Result<StorageOptions, String> {
     let mut out = StorageOptions::new();
     for (iceberg, ours) in [
         ("s3.access-key-id", AWS_ACCESS_KEY_ID),
@@ -112,6 +148,9 @@ pub(super) fn map_config(config: &StorageOptions, location: &str) -> StorageOpti
         ("gcs.oauth2.token-expires-at", EXPIRES_AT_MILLIS),
     ] {
         if let Some(v) = config.get(iceberg) {
+            if ours == EXPIRES_AT_MILLIS {
+                check_expiry(iceberg, v)?;
+            }
             out.insert(ours.to_string(), v.clone());
         }
     }
@@ -136,9 +175,11 @@ pub(super) fn map_config(config: &StorageOptions, location: &str) -> StorageOpti
             config[&format!("{SAS}{account}")].clone(),
         );
         out.insert(AZURE_STORAGE_ACCOUNT_NAME.to_string(), account_of(account));
-        if let Some(exp) = config.get(&format!("{SAS_EXPIRES}{account}")) {
+        let key = format!("{SAS_EXPIRES}{account}");
+        if let Some(exp) = config.get(&key) {
+            check_expiry(&key, exp)?;
             out.insert(EXPIRES_AT_MILLIS.to_string(), exp.clone());
         }
     }
-    out
+    Ok(out)
 }

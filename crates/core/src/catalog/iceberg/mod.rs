@@ -1,4 +1,5 @@
-//! Iceberg REST `loadCredentials` as a [`StorageOptionsProvider`].
+//! Iceberg REST `loadCredentials` as a [`StorageOptionsProvider`], optionally started from what
+//! `loadTable` returned.
 //!
 //! Protocol (the Apache Iceberg REST catalog OpenAPI specification,
 //! `open-api/rest-catalog-open-api.yaml`, operation `loadCredentials`):
@@ -46,26 +47,71 @@
 //! A credential without an expiry is used until the storage endpoint rejects it, then
 //! fetched again.
 //!
+//! # Starting from `loadTable`
+//!
+//! A table opened through the catalog already has credentials: the `LoadTableResult` of
+//! `loadTable` (or of a stage-create) carries a `config` map and a `storage-credentials` list,
+//! and a scan plan (`planTableScan`) may vend its own list with a `plan-id`. Given to the
+//! builder ([`load_table_config`](IcebergRestCredentialsProviderBuilder::load_table_config),
+//! [`storage_credential`](IcebergRestCredentialsProviderBuilder::storage_credential),
+//! [`plan_id`](IcebergRestCredentialsProviderBuilder::plan_id),
+//! [`staged`](IcebergRestCredentialsProviderBuilder::staged), or all at once as an
+//! [`IcebergTableCredentials`]):
+//!
+//! - **First answer.** The first `fetch_storage_options` returns, without a call, the most
+//!   specific storage credential covering the location (as above; none covering it fails at
+//!   build), or when the list is empty the credential keys of `config` (the OpenAPI spec:
+//!   "check `storage-credentials` first, then `config`"). It is skipped when already expired.
+//! - **Refresh endpoint.** Later fetches call the endpoint `config` names for the location's
+//!   cloud: [`S3_REFRESH_ENDPOINT`] (`client.refresh-credentials-endpoint`, for
+//!   `s3`/`s3a`/`s3n`), [`ADLS_REFRESH_ENDPOINT`] (`adls.refresh-credentials-endpoint`, for
+//!   `abfs[s]`/`wasb[s]`/`az`/`azure`/`adl`), [`GCS_REFRESH_ENDPOINT`]
+//!   (`gcs.oauth2.refresh-credentials-endpoint`, for `gs`), else `loadCredentials` as above.
+//!   An endpoint is an absolute `http(s)` URL or a path relative to the catalog URI *and its
+//!   path*: with the catalog at `https://h/api/catalog`, `v1/wh/namespaces/db/tables/t/credentials`
+//!   and `/v1/wh/...` both mean `https://h/api/catalog/v1/wh/...` (Iceberg's
+//!   `RESTUtil.resolveEndpoint`; apache/iceberg#17810 was a relative one sent unresolved). The
+//!   answer is a `LoadCredentialsResponse`, read by the same code. The `*-enabled` flags and
+//!   a `token` in `config` are not read: headers are the builder's.
+//! - **Expiry keys.** `s3.session-token-expires-at-ms`, `gcs.oauth2.token-expires-at` and
+//!   `adls.sas-token-expires-at-ms.{account}` are read from the first answer and from every
+//!   refresh answer alike; a value that is not epoch milliseconds fails (at build for the
+//!   first answer, as a `MalformedResponse` for a refresh) with a message that names the key,
+//!   never the value.
+//! - **`planId`.** With a plan id every refresh sends `?planId={id}` (the OpenAPI spec's query
+//!   parameter of `loadCredentials`), and the provider id ends in `:plan={id}`.
+//! - **Staged tables.** A stage-created table does not exist until its create commits, so its
+//!   refresh may answer `404` (apache/iceberg#13554, still open there). The stage-create
+//!   credentials are the first answer and serve until they expire; a `404` then names the
+//!   staged table and is *retryable* (the refresher tries again at its fast pace), so the
+//!   refresh succeeds as soon as the create commits and the catalog serves the table. The
+//!   provider id ends in `:staged`.
+//!
 //! The wire types are serde structs (`LoadCredentialsResponse`, `StorageCredential`,
 //! `IcebergErrorResponse`); their fields are read through a shape that reports a wrong JSON
 //! type by the field's name, never by its value.
 
 mod credentials;
+mod table;
 mod wire;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use super::http::CatalogHttp;
-use super::{auth_id, display_url, CatalogError, DEFAULT_CATALOG_TIMEOUT};
+use super::{auth_id, display_url, CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
 use crate::error::{Error, Result};
 use crate::options::StorageOptions;
 use crate::provider::StorageOptionsProvider;
 use credentials::select_credentials;
+use table::{first_answer, refresh_endpoint_key, resolve_endpoint};
+pub use table::{
+    IcebergTableCredentials, ADLS_REFRESH_ENDPOINT, GCS_REFRESH_ENDPOINT, S3_REFRESH_ENDPOINT,
+};
 use wire::{iceberg_error_body, LoadCredentialsResponse, RESPONSE};
 
 const CATALOG: &str = "Iceberg REST";
@@ -101,6 +147,7 @@ pub struct IcebergRestCredentialsProviderBuilder {
     separator: String,
     headers: Vec<(String, String)>,
     timeout: Duration,
+    vended: IcebergTableCredentials,
 }
 
 impl fmt::Debug for IcebergRestCredentialsProviderBuilder {
@@ -114,6 +161,7 @@ impl fmt::Debug for IcebergRestCredentialsProviderBuilder {
             .field("location", &self.location)
             .field("headers", &names)
             .field("timeout", &self.timeout)
+            .field("vended", &self.vended)
             .finish()
     }
 }
@@ -159,7 +207,11 @@ impl IcebergRestCredentialsProviderBuilder {
     /// [`Error::InvalidOption`] when the URI is not an `http`/`https` URL (key `uri`), the
     /// namespace is empty or has an empty part (key `namespace`), the table name or the
     /// location is empty, the separator is empty, a header is not valid HTTP (key `headers`;
-    /// never quoting the value) or the timeout is zero.
+    /// never quoting the value), the timeout is zero, the refresh endpoint of the location's
+    /// cloud does not resolve to an `http(s)` URL (key: the endpoint's config key), no given
+    /// storage credential covers the location (key `storage_credentials`), or the first
+    /// answer's expiry is not epoch milliseconds (the message names the Iceberg key, never its
+    /// value).
     pub fn build(self) -> Result<IcebergRestCredentialsProvider> {
         let base = url::Url::parse(self.uri.trim())
             .map_err(|e| Error::invalid_option("uri", format!("not a URL ({e})")))?;
@@ -216,23 +268,40 @@ impl IcebergRestCredentialsProviderBuilder {
                 "credentials",
             ]);
         }
+        let refresh = refresh_endpoint_key(&self.location)
+            .and_then(|key| Some(key).zip(self.vended.config.get(key)));
+        if let Some((key, endpoint)) = refresh {
+            url = resolve_endpoint(&base, key, endpoint)?;
+        }
+        if let Some(plan) = &self.vended.plan_id {
+            url.query_pairs_mut().append_pair("planId", plan);
+        }
+        let first = first_answer(&self.vended, &self.location)?;
         let http = CatalogHttp::new(CATALOG, &self.headers, self.timeout)?;
         let shown = display_url(&base);
         let dotted = format!("{}.{}", self.namespace.join("."), self.table);
-        let id = format!(
+        let mut id = format!(
             "iceberg-rest:{shown}:{}:{dotted}:{}:auth={}",
             self.prefix.as_deref().unwrap_or(""),
             self.location,
             auth_id(&self.headers)
         );
+        if let Some(plan) = &self.vended.plan_id {
+            id.push_str(&format!(":plan={plan}"));
+        }
+        if self.vended.staged {
+            id.push_str(":staged");
+        }
         Ok(IcebergRestCredentialsProvider {
-            endpoint: shown,
+            endpoint: display_url(&url),
             table: dotted,
             location: self.location,
             url,
             http,
             id,
             calls: AtomicU64::new(0),
+            first: Mutex::new(first),
+            staged: self.vended.staged,
         })
     }
 }
@@ -273,6 +342,9 @@ pub struct IcebergRestCredentialsProvider {
     http: CatalogHttp,
     id: String,
     calls: AtomicU64,
+    /// The first answer (from the table's `LoadTableResult`) and its expiry, until served.
+    first: Mutex<Option<(StorageOptions, Option<i64>)>>,
+    staged: bool,
 }
 
 impl fmt::Debug for IcebergRestCredentialsProvider {
@@ -307,10 +379,13 @@ impl IcebergRestCredentialsProvider {
             separator: DEFAULT_NAMESPACE_SEPARATOR.to_string(),
             headers: Vec::new(),
             timeout: DEFAULT_CATALOG_TIMEOUT,
+            vended: IcebergTableCredentials::default(),
         }
     }
 
-    /// The URL this provider calls (prints no secret: tokens travel in headers).
+    /// The URL this provider calls: the refresh endpoint of the location's cloud from the table
+    /// config, resolved, else `loadCredentials`; with `?planId=` for a scan plan's credentials
+    /// (prints no secret: tokens travel in headers).
     pub fn credentials_url(&self) -> &str {
         self.url.as_str()
     }
@@ -320,9 +395,21 @@ impl IcebergRestCredentialsProvider {
         &self.location
     }
 
-    /// How many `loadCredentials` calls this provider has sent (successful or not).
+    /// How many `loadCredentials` (or refresh endpoint) calls this provider has sent
+    /// (successful or not); the first answer taken from the table's `LoadTableResult` is not a
+    /// call.
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Takes the first answer if it is still unserved and not expired.
+    fn take_first(&self) -> Option<StorageOptions> {
+        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        let (options, expires) = first.take()?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        expires.is_none_or(|at| at > now).then_some(options)
     }
 
     fn operation(&self) -> String {
@@ -357,7 +444,27 @@ impl IcebergRestCredentialsProvider {
             .http
             .send_json(request, &operation, RESPONSE, iceberg_error_body)
             .await
-            .map_err(|e| self.fail(e))?;
+            .map_err(|mut e| {
+                if !(self.staged && e.kind == CatalogErrorKind::NotFound) {
+                    return self.fail(e);
+                }
+                e.message = format!(
+                    "table '{}' is staged (stage-create, not committed yet) and the catalog \
+                     vends no credentials for it until the create is committed \
+                     (apache/iceberg#13554); its stage-create credentials are used until \
+                     they expire: {}",
+                    self.table, e.message
+                );
+                // Heals when the create commits: retried at the refresher's fast pace.
+                let text = e.to_string();
+                let text = text.strip_suffix(" [not retryable]").unwrap_or(&text);
+                Error::Provider {
+                    provider: self.id.clone(),
+                    message: format!("{text} [retryable while the table is staged]"),
+                    retryable: true,
+                    source: Some(Arc::new(e)),
+                }
+            })?;
         select_credentials(answer, &self.location).map_err(|(kind, message)| {
             self.fail(CatalogError {
                 kind,
@@ -373,8 +480,12 @@ impl IcebergRestCredentialsProvider {
 
 #[async_trait]
 impl StorageOptionsProvider for IcebergRestCredentialsProvider {
-    /// See [`IcebergRestCredentialsProvider::load_credentials`].
+    /// The first answer from the table's `LoadTableResult` (once, if not expired), then
+    /// [`IcebergRestCredentialsProvider::load_credentials`].
     async fn fetch_storage_options(&self) -> Result<Option<StorageOptions>> {
+        if let Some(first) = self.take_first() {
+            return Ok(Some(first));
+        }
         self.load_credentials().await.map(Some)
     }
 

@@ -107,7 +107,8 @@ fn gcs_and_adls_keys_are_mapped() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect(),
         "gs://b/t",
-    );
+    )
+    .unwrap();
     assert_eq!(gcs[GOOGLE_BEARER_TOKEN], "ya29");
     assert_eq!(gcs[EXPIRES_AT_MILLIS], "1767225600000");
     let adls = map_config(
@@ -123,7 +124,8 @@ fn gcs_and_adls_keys_are_mapped() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect(),
         "abfss://c@acct.dfs.core.windows.net/t",
-    );
+    )
+    .unwrap();
     assert_eq!(adls[AZURE_STORAGE_SAS_TOKEN], "sv=b");
     assert_eq!(adls[AZURE_STORAGE_ACCOUNT_NAME], "acct");
     assert_eq!(adls[EXPIRES_AT_MILLIS], "1767225600000");
@@ -206,5 +208,239 @@ fn malformed_answers_are_named() {
             Some("Table does not exist: db.t"),
             Some("NoSuchTableException")
         )
+    );
+}
+
+fn url(s: &str) -> url::Url {
+    url::Url::parse(s).unwrap()
+}
+
+#[test]
+fn refresh_endpoints_resolve_against_the_catalog_uri_as_a_directory() {
+    let key = S3_REFRESH_ENDPOINT;
+    for (base, endpoint, want) in [
+        (
+            "http://h:1/api/catalog",
+            "v1/wh/namespaces/db/tables/t/credentials",
+            "http://h:1/api/catalog/v1/wh/namespaces/db/tables/t/credentials",
+        ),
+        // A leading '/' still means "under the catalog URI" (Iceberg's resolveEndpoint).
+        (
+            "http://h:1/api/catalog/",
+            "/v1/wh/namespaces/db/tables/t/credentials",
+            "http://h:1/api/catalog/v1/wh/namespaces/db/tables/t/credentials",
+        ),
+        (
+            "http://h:1",
+            "/v1/x/credentials",
+            "http://h:1/v1/x/credentials",
+        ),
+        (
+            "http://h:1/api",
+            "https://other:9/refresh?x=1",
+            "https://other:9/refresh?x=1",
+        ),
+        ("http://h:1/api?q=1", "creds", "http://h:1/api/creds"),
+    ] {
+        let got = table::resolve_endpoint(&url(base), key, endpoint).unwrap();
+        assert_eq!(got.as_str(), want, "{base} + {endpoint}");
+    }
+    for bad in ["", "  ", "ftp://h/x", "file:///etc/passwd"] {
+        let e = table::resolve_endpoint(&url("http://h:1/api"), key, bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key), "{e}");
+    }
+}
+
+#[test]
+fn the_refresh_endpoint_of_the_locations_cloud_is_called_with_the_plan_id() {
+    let config = [
+        (S3_REFRESH_ENDPOINT, "v1/wh/s3-refresh"),
+        (ADLS_REFRESH_ENDPOINT, "/v1/wh/adls-refresh"),
+        (
+            GCS_REFRESH_ENDPOINT,
+            "https://gcs-refresh.example/v1/t/credentials",
+        ),
+    ];
+    for (location, want) in [
+        ("s3://b/t", "http://h:1/api/catalog/v1/wh/s3-refresh"),
+        ("s3a://b/t", "http://h:1/api/catalog/v1/wh/s3-refresh"),
+        (
+            "abfss://c@acct.dfs.core.windows.net/t",
+            "http://h:1/api/catalog/v1/wh/adls-refresh",
+        ),
+        ("gs://b/t", "https://gcs-refresh.example/v1/t/credentials"),
+        // No endpoint key for this scheme: the standard loadCredentials path.
+        (
+            "file:///tmp/t",
+            "http://h:1/api/catalog/v1/namespaces/db/tables/t/credentials",
+        ),
+    ] {
+        let p = IcebergRestCredentialsProvider::builder(
+            "http://h:1/api/catalog",
+            ["db"],
+            "t",
+            location,
+        )
+        .load_table_config(config)
+        .build()
+        .unwrap();
+        assert_eq!(p.credentials_url(), want, "{location}");
+        let p = IcebergRestCredentialsProvider::builder(
+            "http://h:1/api/catalog",
+            ["db"],
+            "t",
+            location,
+        )
+        .load_table_config(config)
+        .plan_id("plan 7/a")
+        .build()
+        .unwrap();
+        assert_eq!(
+            p.credentials_url(),
+            format!("{want}?planId=plan+7%2Fa"),
+            "{location}"
+        );
+        assert!(
+            p.provider_id().ends_with(":plan=plan 7/a"),
+            "{}",
+            p.provider_id()
+        );
+    }
+    let e = IcebergRestCredentialsProvider::builder("http://h:1/api", ["db"], "t", "s3://b/t")
+        .load_table_config([(S3_REFRESH_ENDPOINT, "ftp://x/secret-path")])
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(S3_REFRESH_ENDPOINT) && !e.contains("secret-path"),
+        "{e}"
+    );
+}
+
+fn first(
+    b: IcebergRestCredentialsProviderBuilder,
+) -> Result<Option<(StorageOptions, Option<i64>)>> {
+    let p = b.build()?;
+    let first = p.first.lock().unwrap().clone();
+    Ok(first)
+}
+
+#[test]
+fn the_first_answer_comes_from_storage_credentials_else_the_config() {
+    let b = || IcebergRestCredentialsProvider::builder("http://h:1", ["db"], "t", "s3://b/wh/t");
+    let (o, exp) = first(
+        b().load_table_config([("s3.access-key-id", "FROM-CONFIG")])
+            .storage_credential("s3://b/", [("s3.access-key-id", "BUCKET")])
+            .storage_credential(
+                "s3://b/wh/t",
+                [
+                    ("s3.access-key-id", "TABLE"),
+                    ("s3.session-token-expires-at-ms", "1767225600000"),
+                ],
+            ),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        (o[AWS_ACCESS_KEY_ID].as_str(), exp),
+        ("TABLE", Some(1_767_225_600_000))
+    );
+    let (o, exp) = first(b().load_table_config([
+        ("s3.access-key-id", "FROM-CONFIG"),
+        ("s3.endpoint", "http://x"),
+    ]))
+    .unwrap()
+    .unwrap();
+    assert_eq!((o[AWS_ACCESS_KEY_ID].as_str(), exp), ("FROM-CONFIG", None));
+    assert!(first(b().load_table_config([("s3.endpoint", "http://x")]))
+        .unwrap()
+        .is_none());
+    assert!(first(b()).unwrap().is_none());
+    // No prefix covers the location: fails closed at build.
+    let e = first(b().storage_credential("s3://b/wh/t1", [("s3.access-key-id", "T1")]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("storage_credentials") && e.contains("s3://b/wh/t1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_malformed_expiry_names_its_key_never_its_value() {
+    let b = |location: &str| {
+        IcebergRestCredentialsProvider::builder("http://h:1", ["db"], "t", location)
+    };
+    for (location, key) in [
+        ("s3://b/t", "s3.session-token-expires-at-ms"),
+        ("gs://b/t", "gcs.oauth2.token-expires-at"),
+        (
+            "abfss://c@acct.dfs.core.windows.net/t",
+            "adls.sas-token-expires-at-ms.acct.dfs.core.windows.net",
+        ),
+    ] {
+        let config = [
+            ("s3.access-key-id", "K"),
+            ("gcs.oauth2.token", "ya29"),
+            ("adls.sas-token.acct.dfs.core.windows.net", "sv=1"),
+            (key, "SECRET-LOOKING-2026-01-01"),
+        ];
+        // In the loadTable config, in a storage credential, and in a refresh answer.
+        let e1 = first(b(location).load_table_config(config))
+            .unwrap_err()
+            .to_string();
+        let e2 = first(b(location).storage_credential(location, config))
+            .unwrap_err()
+            .to_string();
+        let answer = json!({"storage-credentials": [{"prefix": location, "config": config
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect::<serde_json::Map<_, _>>()}]});
+        let (kind, e3) = select_credentials(decode(&answer), location).unwrap_err();
+        assert_eq!(kind, CatalogErrorKind::MalformedResponse);
+        for e in [e1, e2, e3] {
+            assert!(e.contains(&format!("'{key}'")), "{e}");
+            assert!(!e.contains("SECRET-LOOKING"), "{e}");
+        }
+    }
+    // Seconds instead of milliseconds are malformed too.
+    let e = first(b("s3://b/t").load_table_config([
+        ("s3.access-key-id", "K"),
+        ("s3.session-token-expires-at-ms", "1767225600"),
+    ]))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("s3.session-token-expires-at-ms"), "{e}");
+}
+
+#[test]
+fn an_expired_first_answer_is_skipped_and_a_staged_table_is_in_the_id() {
+    let p = IcebergRestCredentialsProvider::builder("http://h:1", ["db"], "t", "s3://b/t")
+        .storage_credential(
+            "s3://b/",
+            [
+                ("s3.access-key-id", "OLD"),
+                ("s3.session-token-expires-at-ms", "1767225600000"),
+            ],
+        )
+        .staged(true)
+        .build()
+        .unwrap();
+    assert!(p.take_first().is_none(), "expired in 2026-01-01");
+    assert_eq!(
+        p.provider_id(),
+        "iceberg-rest:http://h:1::db.t:s3://b/t:auth=none:staged"
+    );
+    let shown = format!(
+        "{p:?} {:?}",
+        IcebergRestCredentialsProvider::builder("http://h:1", ["db"], "t", "s3://b/t")
+            .storage_credential("s3://b/", [("s3.secret-access-key", "SECRET-V")])
+            .load_table_config([("token", "TOKEN-V")])
+    );
+    assert!(
+        !shown.contains("SECRET-V") && !shown.contains("TOKEN-V"),
+        "{shown}"
     );
 }

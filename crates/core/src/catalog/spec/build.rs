@@ -57,6 +57,7 @@ impl CatalogSpec {
                 separator,
                 headers,
                 timeout,
+                vended,
             } => {
                 let mut b = IcebergRestCredentialsProvider::builder(
                     uri.clone(),
@@ -65,7 +66,8 @@ impl CatalogSpec {
                     location.clone(),
                 )
                 .namespace_separator(separator.clone())
-                .timeout(*timeout);
+                .timeout(*timeout)
+                .table_credentials(vended.clone());
                 if let Some(prefix) = prefix {
                     b = b.prefix(prefix.clone());
                 }

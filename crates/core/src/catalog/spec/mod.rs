@@ -6,11 +6,12 @@
 //! | kind | keys |
 //! |---|---|
 //! | `lance-namespace` | `endpoint` (required), `table_id` (required; parts joined by `delimiter`), `delimiter` (default `$`) |
-//! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix` |
+//! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix`; what the catalog returned with the table: `config.<key>` (the `LoadTableResult` `config`), `storage_credential.<n>.prefix` and `storage_credential.<n>.config.<key>` (its `storage-credentials`, `<n>` = 0, 1, ...), `plan_id`, `staged` (`true`/`false`) |
 //! | both | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token` |
 //!
 //! `header.<Name>` values and `bearer_token` (sent as `Authorization: Bearer <token>`) are
-//! secrets: no error message and no `Debug` output ever contains one. An unknown key is an
+//! secrets: no error message and no `Debug` output ever contains one; neither do the values of
+//! `config.` and `storage_credential.` keys (they hold vended credentials). An unknown key is an
 //! error that names the key (never its value).
 //!
 //! ```
@@ -33,6 +34,8 @@ mod parse;
 
 use std::fmt;
 use std::time::Duration;
+
+use crate::catalog::iceberg::IcebergTableCredentials;
 
 /// The `kind` of a Lance Namespace REST spec.
 pub const LANCE_NAMESPACE: &str = "lance-namespace";
@@ -78,6 +81,9 @@ pub enum CatalogSpec {
         headers: Vec<(String, String)>,
         /// The timeout of one call.
         timeout: Duration,
+        /// What the catalog returned with the table (first answer, refresh endpoint, plan id,
+        /// staged); values are secrets.
+        vended: IcebergTableCredentials,
     },
 }
 
@@ -110,6 +116,7 @@ impl fmt::Debug for CatalogSpec {
                 separator,
                 headers,
                 timeout,
+                vended,
             } => f
                 .debug_struct("Iceberg")
                 .field("uri", uri)
@@ -120,6 +127,7 @@ impl fmt::Debug for CatalogSpec {
                 .field("separator", separator)
                 .field("headers", &names(headers))
                 .field("timeout", timeout)
+                .field("vended", vended)
                 .finish(),
         }
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{CatalogSpec, HEADER_PREFIX, ICEBERG_REST, LANCE_NAMESPACE};
-use crate::catalog::iceberg::DEFAULT_NAMESPACE_SEPARATOR;
+use crate::catalog::iceberg::{IcebergTableCredentials, DEFAULT_NAMESPACE_SEPARATOR};
 use crate::catalog::lance::DEFAULT_DELIMITER;
 use crate::catalog::DEFAULT_CATALOG_TIMEOUT;
 use crate::error::{Error, Result};
@@ -114,8 +114,75 @@ fn known_keys(kind: &str) -> &'static str {
         "endpoint, table_id, delimiter, timeout_millis, bearer_token, header.<Name>"
     } else {
         "uri, prefix, namespace, namespace_separator, table, location, timeout_millis, \
-         bearer_token, header.<Name>"
+         bearer_token, header.<Name>, config.<key>, storage_credential.<n>.prefix, \
+         storage_credential.<n>.config.<key>, plan_id, staged"
     }
+}
+
+/// `config.<key>`, `storage_credential.<n>.prefix`, `storage_credential.<n>.config.<key>`,
+/// `plan_id` and `staged` of an Iceberg spec. Values are never quoted.
+fn iceberg_vended(keys: &mut Keys) -> Result<IcebergTableCredentials> {
+    const CONFIG: &str = "config.";
+    const CREDENTIAL: &str = "storage_credential.";
+    let mut vended = IcebergTableCredentials::default();
+    let mut credentials: BTreeMap<usize, (Option<String>, BTreeMap<String, String>)> =
+        BTreeMap::new();
+    let names: Vec<String> = keys
+        .map
+        .keys()
+        .filter(|k| k.starts_with(CONFIG) || k.starts_with(CREDENTIAL))
+        .cloned()
+        .collect();
+    for key in names {
+        let value = keys.map.remove(&key).unwrap_or_default();
+        if let Some(name) = key.strip_prefix(CONFIG) {
+            if name.is_empty() {
+                return Err(Error::invalid_option(
+                    key,
+                    "a config key needs a name after 'config.'",
+                ));
+            }
+            vended.config.insert(name.to_string(), value);
+            continue;
+        }
+        let rest = &key[CREDENTIAL.len()..];
+        let parsed = rest.split_once('.').and_then(|(n, field)| {
+            let n: usize = n
+                .parse()
+                .ok()
+                .filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+            Some((n, field))
+        });
+        match parsed {
+            Some((n, "prefix")) => credentials.entry(n).or_default().0 = Some(value),
+            Some((n, field)) if field.len() > CONFIG.len() && field.starts_with(CONFIG) => {
+                let config = &mut credentials.entry(n).or_default().1;
+                config.insert(field[CONFIG.len()..].to_string(), value);
+            }
+            _ => {
+                return Err(Error::invalid_option(
+                    key,
+                    "expected storage_credential.<n>.prefix or storage_credential.<n>.config.<key>",
+                ))
+            }
+        }
+    }
+    for (n, (prefix, config)) in credentials {
+        let prefix = prefix.ok_or_else(|| {
+            Error::invalid_option(
+                format!("storage_credential.{n}.prefix"),
+                "each storage credential needs a prefix",
+            )
+        })?;
+        vended.storage_credentials.push((prefix, config));
+    }
+    vended.plan_id = keys.optional("plan_id").filter(|p| !p.is_empty());
+    vended.staged = match keys.optional("staged").as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(Error::invalid_option("staged", "must be true or false")),
+    };
+    Ok(vended)
 }
 
 fn separator(keys: &mut Keys, key: &str, default: &str) -> Result<String> {
@@ -189,6 +256,7 @@ impl CatalogSpec {
                 separator,
                 headers,
                 timeout,
+                vended: iceberg_vended(&mut keys)?,
             }
         };
         keys.finish()?;

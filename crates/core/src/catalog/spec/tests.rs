@@ -146,6 +146,7 @@ fn iceberg_spec_with_defaults_and_every_key() {
             separator: "\u{1f}".into(),
             headers: vec![],
             timeout: DEFAULT_CATALOG_TIMEOUT,
+            vended: Default::default(),
         }
     );
     assert_eq!(spec.kind(), ICEBERG_REST);
@@ -299,4 +300,70 @@ fn builder_errors_surface_from_provider_without_secrets() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("'kind'") && e.contains(ICEBERG_REST), "{e}");
+}
+
+#[test]
+fn iceberg_spec_carries_the_load_table_answer_plan_id_and_staged_flag() {
+    let spec = iceberg(&[
+        (
+            "config.client.refresh-credentials-endpoint",
+            "v1/wh/refresh",
+        ),
+        ("config.s3.access-key-id", "FROM-CONFIG"),
+        ("storage_credential.1.prefix", "s3://wh/db/orders"),
+        ("storage_credential.1.config.s3.access-key-id", "TABLE"),
+        ("storage_credential.1.config.s3.secret-access-key", TOKEN),
+        ("storage_credential.0.prefix", "s3://wh/"),
+        ("storage_credential.0.config.s3.access-key-id", "WAREHOUSE"),
+        ("plan_id", "p1"),
+        ("staged", "true"),
+    ])
+    .unwrap();
+    let CatalogSpec::Iceberg { vended, .. } = &spec else {
+        panic!("{spec:?}")
+    };
+    assert_eq!(
+        vended.config["client.refresh-credentials-endpoint"],
+        "v1/wh/refresh"
+    );
+    let prefixes: Vec<&str> = vended
+        .storage_credentials
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(prefixes, ["s3://wh/", "s3://wh/db/orders"]);
+    assert_eq!(vended.storage_credentials[1].1["s3.access-key-id"], "TABLE");
+    assert_eq!(
+        (vended.plan_id.as_deref(), vended.staged),
+        (Some("p1"), true)
+    );
+    assert!(!format!("{spec:?}").contains(TOKEN));
+    let p = spec.iceberg_provider().unwrap();
+    assert_eq!(
+        p.credentials_url(),
+        "http://127.0.0.1:8181/api/catalog/v1/wh/refresh?planId=p1"
+    );
+    assert!(spec.provider_id().unwrap().ends_with(":plan=p1:staged"));
+    for (key, value, needle) in [
+        (
+            "storage_credential.0.config.k",
+            "v",
+            "storage_credential.0.prefix",
+        ),
+        (
+            "storage_credential.x.prefix",
+            "s3://a",
+            "storage_credential.x.prefix",
+        ),
+        (
+            "storage_credential.0.secret",
+            TOKEN,
+            "storage_credential.0.secret",
+        ),
+        ("config.", TOKEN, "'config.'"),
+        ("staged", "yes", "staged"),
+    ] {
+        let e = err(iceberg(&[(key, value)]));
+        assert!(e.contains(needle), "{key}: {e}");
+    }
 }

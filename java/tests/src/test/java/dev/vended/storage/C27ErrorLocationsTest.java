@@ -150,7 +150,10 @@ class C27ErrorLocationsTest {
                                 at + "/dir/",
                                 "AccessDenied: object c27/" + base
                                         + "/dir/present is outside the credential scope",
-                                "AccessDenied: list prefix \"" + base
+                                "AccessDenied: the credential does not allow listing here (no"
+                                        + " LIST permission, or scoped to other paths?): list"
+                                        + " prefix \""
+                                        + base
                                         + "/dir/\" is outside the credential scope"),
                         got);
             }

@@ -10,7 +10,9 @@ import java.util.Map;
  * @param expired refused because the credentials had expired
  * @param invalidKey refused because the key was unknown or revoked
  * @param badToken refused because the session token was missing or wrong
- * @param denied refused because the key's scope does not cover the resource
+ * @param denied refused with 403 AccessDenied: the key's scope does not cover the resource, or its
+ *     {@link KeyAccess} does not allow the operation (a write by a read-only key, a listing by a
+ *     key without LIST)
  */
 public record KeyStats(
         long accepted, long rejected, long expired, long invalidKey, long badToken, long denied) {

@@ -37,8 +37,9 @@ final class LocalS3Admin {
                         .build();
     }
 
-    /** See {@link LocalS3Server#assumeRole(int, String)}. */
-    VendedCredentials assumeRole(int durationSeconds, String scope) throws IOException {
+    /** See {@link LocalS3Server#assumeRole(int, String, KeyAccess)}. */
+    VendedCredentials assumeRole(int durationSeconds, String scope, KeyAccess access)
+            throws IOException {
         String form =
                 "Action=AssumeRole&Version=2011-06-15"
                         + "&RoleArn="
@@ -49,14 +50,20 @@ final class LocalS3Admin {
                         + durationSeconds
                         + (scope == null
                                 ? ""
-                                : "&Scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8));
+                                : "&Scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8))
+                        + "&Access="
+                        + access.accessName()
+                        + "&List="
+                        + access.list();
         String xml = send("POST", "/", form, "application/x-www-form-urlencoded");
         return AssumeRoleXml.parse(xml);
     }
 
-    /** See {@link LocalS3Server#issueCredentials(long, String)}. */
-    VendedCredentials issueCredentials(long ttlMillis, String scope) throws IOException {
-        String q = "?ttl_ms=" + ttlMillis;
+    /** See {@link LocalS3Server#issueCredentials(long, String, KeyAccess)}. */
+    VendedCredentials issueCredentials(long ttlMillis, String scope, KeyAccess access)
+            throws IOException {
+        String q =
+                "?ttl_ms=" + ttlMillis + "&access=" + access.accessName() + "&list=" + access.list();
         if (scope != null) {
             q += "&scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8);
         }

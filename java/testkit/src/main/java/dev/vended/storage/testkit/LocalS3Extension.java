@@ -322,6 +322,26 @@ public final class LocalS3Extension
     }
 
     /**
+     * A provider like {@link #provider(Duration, String)} whose keys may do only what {@code
+     * access} allows (see {@link #mintCredentials(Duration, String, KeyAccess)}). Local endpoint
+     * only: elsewhere the calling test is aborted (skipped).
+     *
+     * @param ttl lifetime of each credential set (0 to 10 years)
+     * @param prefix a key prefix in the default bucket, or {@code null} for every bucket
+     * @param access what the keys may do there
+     * @return a new provider
+     * @throws IllegalArgumentException if {@code ttl} is out of range
+     * @throws org.opentest4j.TestAbortedException on an external endpoint
+     */
+    public RecordingProvider provider(Duration ttl, String prefix, KeyAccess access) {
+        Objects.requireNonNull(access, "access");
+        long ttlMillis = ttlMillis(ttl);
+        LocalS3Server s = requireLocal("credentials with a scope or access level");
+        return new IssuingProvider(
+                s, ttlMillis, prefix == null ? null : bucket() + "/" + prefix, access);
+    }
+
+    /**
      * Mints a temporary key (access key id, secret, session token, expiry), as STS would, that
      * the endpoint rejects after {@code ttl}. Local endpoint only: elsewhere the calling test is
      * aborted (skipped).
@@ -349,6 +369,28 @@ public final class LocalS3Extension
     public VendedCredentials mintCredentials(Duration ttl, String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         return mint(ttl, prefix);
+    }
+
+    /**
+     * {@link #mintCredentials(Duration, String)} for a key that may do only what {@code access}
+     * allows: {@link KeyAccess#READ_ONLY} (GET, HEAD, LIST), {@code KeyAccess.READ_ONLY
+     * .withoutList()}, {@code KeyAccess.READ_WRITE.withoutList()}; a refused call gets 403 {@code
+     * AccessDenied} saying why. Local endpoint only: elsewhere the calling test is aborted.
+     *
+     * @param ttl lifetime (0 to 10 years)
+     * @param prefix a key prefix in the default bucket, or {@code null} for every bucket
+     * @param access what the key may do there
+     * @return the credentials
+     * @throws IllegalArgumentException if {@code ttl} is out of range
+     * @throws UncheckedIOException if the endpoint refuses
+     * @throws org.opentest4j.TestAbortedException on an external endpoint
+     */
+    public VendedCredentials mintCredentials(Duration ttl, String prefix, KeyAccess access) {
+        Objects.requireNonNull(access, "access");
+        long ttlMillis = ttlMillis(ttl);
+        LocalS3Server s = requireLocal("minting credentials with a scope or access level");
+        String scope = prefix == null ? null : bucket() + "/" + prefix;
+        return unchecked(() -> s.issueCredentials(ttlMillis, scope, access));
     }
 
     private VendedCredentials mint(Duration ttl, String prefix) {

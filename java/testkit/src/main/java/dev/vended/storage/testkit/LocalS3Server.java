@@ -256,7 +256,24 @@ public final class LocalS3Server implements AutoCloseable {
      * @throws IOException if the call fails or the response cannot be parsed
      */
     public VendedCredentials assumeRole(int durationSeconds, String scope) throws IOException {
-        return admin.assumeRole(durationSeconds, scope);
+        return admin.assumeRole(durationSeconds, scope, KeyAccess.READ_WRITE);
+    }
+
+    /**
+     * {@link #assumeRole(int, String)} for a key that may do only what {@code access} allows (the
+     * endpoint's non-standard {@code Access} and {@code List} parameters), e.g. {@link
+     * KeyAccess#READ_ONLY} or {@code KeyAccess.READ_ONLY.withoutList()}.
+     *
+     * @param durationSeconds lifetime of the credentials, seconds (at least 1)
+     * @param scope {@code bucket} or {@code bucket/prefix} the key may access, or {@code null} for
+     *     everything
+     * @param access what the key may do there
+     * @return the credentials, with {@code expiresAtMillis} from the response's {@code Expiration}
+     * @throws IOException if the call fails or the response cannot be parsed
+     */
+    public VendedCredentials assumeRole(int durationSeconds, String scope, KeyAccess access)
+            throws IOException {
+        return admin.assumeRole(durationSeconds, scope, Objects.requireNonNull(access, "access"));
     }
 
     /**
@@ -301,7 +318,22 @@ public final class LocalS3Server implements AutoCloseable {
      * @throws IOException if the endpoint refuses or answers something unexpected
      */
     public VendedCredentials issueCredentials(long ttlMillis, String scope) throws IOException {
-        return admin.issueCredentials(ttlMillis, scope);
+        return admin.issueCredentials(ttlMillis, scope, KeyAccess.READ_WRITE);
+    }
+
+    /**
+     * Issues temporary credentials through the admin API that may do only what {@code access}
+     * allows ({@code POST /_admin/credentials?ttl_ms=N&scope=..&access=read|read-write&list=..}).
+     *
+     * @param ttlMillis lifetime in milliseconds
+     * @param scope {@code bucket/prefix} the key may access, or {@code null} for everything
+     * @param access what the key may do there, e.g. {@link KeyAccess#READ_ONLY}
+     * @return the credentials, with the endpoint's exact {@code expires_at_millis}
+     * @throws IOException if the endpoint refuses or answers something unexpected
+     */
+    public VendedCredentials issueCredentials(long ttlMillis, String scope, KeyAccess access)
+            throws IOException {
+        return admin.issueCredentials(ttlMillis, scope, Objects.requireNonNull(access, "access"));
     }
 
     /**

@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The spec of a table served by an Iceberg REST catalog, whose {@code loadCredentials} operation
  * vends the table's storage credentials. The protocol is implemented once, natively (Rust, {@code
- * crates/core/src/catalog/iceberg.rs}); this class only holds the catalog URI, prefix, namespace,
- * table, location, headers and timeout.
+ * crates/core/src/catalog/iceberg/}); this class only holds the catalog URI, prefix, namespace,
+ * table, location, headers and timeout, and what the catalog returned with the table.
  *
  * <p>Protocol (the Apache Iceberg REST catalog OpenAPI specification, {@code
  * open-api/rest-catalog-open-api.yaml}):
@@ -59,17 +59,48 @@ import java.util.concurrent.atomic.AtomicLong;
  * try (ObjectStore store = ObjectStore.open("s3://warehouse/db/orders", initial, table)) { ... }
  * }</pre>
  *
+ * <p><b>Starting from {@code loadTable}.</b> What the catalog returned with the table may be given
+ * too: the {@code config} map and the {@code storage-credentials} of the {@code LoadTableResult}
+ * of {@code loadTable} or of a stage-create ({@link Builder#loadTableConfig(Map)}, {@link
+ * Builder#storageCredential(String, Map)}), the {@code plan-id} of the scan plan that vended the
+ * credentials ({@link Builder#planId(String)}), and whether the table is stage-created and not
+ * committed yet ({@link Builder#staged(boolean)}). Then:
+ *
+ * <ul>
+ *   <li>the first answer is the most specific storage credential covering the location (none
+ *       covering it fails at build), or, without storage credentials, the credential keys of
+ *       {@code config}; no catalog call is made for it, and it is skipped once expired;
+ *   <li>refreshes call the endpoint {@code config} names for the location's cloud: {@code
+ *       client.refresh-credentials-endpoint} (S3), {@code adls.refresh-credentials-endpoint}
+ *       (ADLS), {@code gcs.oauth2.refresh-credentials-endpoint} (GCS), an absolute URL or a path
+ *       under the catalog URI and its path ({@code v1/...} and {@code /v1/...} both mean {@code
+ *       {uri}/v1/...}); else {@code loadCredentials};
+ *   <li>with a plan id every refresh sends {@code ?planId={id}};
+ *   <li>for a staged table a {@code 404} names the staged table and is retried at the fast pace,
+ *       so the stage-create credentials serve until they expire and the refresh succeeds once
+ *       the create commits;
+ *   <li>a malformed expiry ({@code s3.session-token-expires-at-ms}, {@code
+ *       gcs.oauth2.token-expires-at}, {@code adls.sas-token-expires-at-ms.{account}}) fails with
+ *       a message that names the key, never the value.
+ * </ul>
+ *
+ * <p>{@link #fetchStorageOptions()} runs a fresh native provider each time, so with a first
+ * answer it returns that answer (no call) until it expires; a store opened with the spec returns
+ * it once and refreshes through the catalog afterwards.
+ *
  * <p>A store opened with this spec as its provider gets the native provider the spec describes:
  * its refreshes call the catalog from native code, never back into the JVM.
  *
  * <p>{@link #providerId()} is {@code
  * iceberg-rest:{uri}:{prefix}:{namespace}.{table}:{location}:auth={fingerprint}}, the fingerprint
- * being a keyed hash (random key per process) of the headers, token included.
+ * being a keyed hash (random key per process) of the headers, token included, followed by {@code
+ * :plan={id}} with a plan id and {@code :staged} for a staged table.
  *
  * <p>The spec is {@link java.io.Serializable} and its serialized form <b>contains the header values
  * (the token) in clear</b>, so that a copy shipped to another JVM (a Spark executor) can still call
- * the catalog. Serializing it is the caller's choice: treat the bytes as a secret. {@link
- * #toString()}, the id and every exception message never contain a header value. Failures are
+ * the catalog, and the vended credentials given to the builder. Serializing it is the caller's
+ * choice: treat the bytes as a secret. {@link #toString()}, the id and every exception message
+ * never contain a header value, a config value or a credential. Failures are
  * {@link CatalogException}s; a call is never retried by itself. Instances are immutable and
  * thread-safe.
  */
@@ -101,6 +132,16 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
     private final LinkedHashMap<String, String> headers;
     /** @serial The timeout of one call, milliseconds. */
     private final long timeoutMillis;
+    /** @serial The loadTable {@code config} map; values may be secrets. May be null (old form). */
+    private final LinkedHashMap<String, String> loadTableConfig;
+    /** @serial The storage credentials' prefixes. May be null (old form). */
+    private final ArrayList<String> credentialPrefixes;
+    /** @serial The storage credentials' configs (secrets), by index. May be null (old form). */
+    private final ArrayList<LinkedHashMap<String, String>> credentialConfigs;
+    /** @serial The scan plan id, empty for none. May be null (old form). */
+    private final String planId;
+    /** @serial Whether the table is stage-created and not committed yet. */
+    private final boolean staged;
 
     private final transient AtomicLong calls = new AtomicLong();
 
@@ -112,7 +153,12 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
             String location,
             String separator,
             Map<String, String> headers,
-            long timeoutMillis) {
+            long timeoutMillis,
+            Map<String, String> loadTableConfig,
+            List<String> credentialPrefixes,
+            List<? extends Map<String, String>> credentialConfigs,
+            String planId,
+            boolean staged) {
         this.uri = Objects.requireNonNull(uri, "uri");
         this.prefix = prefix == null ? "" : prefix;
         this.namespace = new ArrayList<>(Objects.requireNonNull(namespace, "namespace"));
@@ -132,6 +178,21 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
         }
         this.headers = new LinkedHashMap<>(headers);
         this.timeoutMillis = timeoutMillis;
+        this.loadTableConfig =
+                loadTableConfig == null ? new LinkedHashMap<>() : new LinkedHashMap<>(loadTableConfig);
+        this.credentialPrefixes =
+                credentialPrefixes == null ? new ArrayList<>() : new ArrayList<>(credentialPrefixes);
+        this.credentialConfigs = new ArrayList<>();
+        if (credentialConfigs != null) {
+            for (Map<String, String> c : credentialConfigs) {
+                this.credentialConfigs.add(new LinkedHashMap<>(Objects.requireNonNull(c, "config")));
+            }
+        }
+        if (this.credentialPrefixes.size() != this.credentialConfigs.size()) {
+            throw new IllegalArgumentException("each storage credential needs a prefix and a config");
+        }
+        this.planId = planId == null ? "" : planId;
+        this.staged = staged;
         validate();
     }
 
@@ -169,6 +230,18 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
         spec.put("location", location);
         spec.put("timeout_millis", Long.toString(timeoutMillis));
         headers.forEach((name, value) -> spec.put("header." + name, value));
+        loadTableConfig.forEach((key, value) -> spec.put("config." + key, value));
+        for (int i = 0; i < credentialPrefixes.size(); i++) {
+            String entry = "storage_credential." + i + ".";
+            spec.put(entry + "prefix", credentialPrefixes.get(i));
+            credentialConfigs.get(i).forEach((key, value) -> spec.put(entry + "config." + key, value));
+        }
+        if (!planId.isEmpty()) {
+            spec.put("plan_id", planId);
+        }
+        if (staged) {
+            spec.put("staged", "true");
+        }
         return spec;
     }
 
@@ -193,8 +266,9 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
     }
 
     /**
-     * How many {@code loadCredentials} calls were made through this object from Java ({@link
-     * #fetchStorageOptions()}), successful or not. The refreshes of a store opened with this spec
+     * How many times {@link #fetchStorageOptions()} was called on this object from Java,
+     * successful or not: each is one {@code loadCredentials} (or refresh endpoint) call, except
+     * those answered by the first answer given to the builder. The refreshes of a store opened with this spec
      * run natively and are not counted here: see {@link
      * dev.vended.storage.ObjectStore#refreshStats()}. A deserialized copy starts at 0.
      *
@@ -230,6 +304,14 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
                 + headers.keySet()
                 + ", timeoutMillis="
                 + timeoutMillis
+                + ", loadTableConfig="
+                + loadTableConfig.keySet()
+                + ", storageCredentials="
+                + credentialPrefixes
+                + ", planId="
+                + planId
+                + ", staged="
+                + staged
                 + "}";
     }
 
@@ -242,7 +324,19 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
     private Object readResolve() throws ObjectStreamException {
         try {
             return new IcebergRestStorageOptionsProvider(
-                    uri, prefix, namespace, table, location, separator, headers, timeoutMillis);
+                    uri,
+                    prefix,
+                    namespace,
+                    table,
+                    location,
+                    separator,
+                    headers,
+                    timeoutMillis,
+                    loadTableConfig,
+                    credentialPrefixes,
+                    credentialConfigs,
+                    planId,
+                    staged);
         } catch (RuntimeException e) {
             InvalidObjectException ex = new InvalidObjectException(e.getMessage());
             ex.initCause(e);
@@ -260,6 +354,11 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
         private String separator = DEFAULT_NAMESPACE_SEPARATOR;
         private final LinkedHashMap<String, String> headers = new LinkedHashMap<>();
         private Duration timeout = DEFAULT_TIMEOUT;
+        private final LinkedHashMap<String, String> loadTableConfig = new LinkedHashMap<>();
+        private final ArrayList<String> credentialPrefixes = new ArrayList<>();
+        private final ArrayList<LinkedHashMap<String, String>> credentialConfigs = new ArrayList<>();
+        private String planId = "";
+        private boolean staged;
 
         private Builder(String uri, List<String> namespace, String table, String location) {
             this.uri = Objects.requireNonNull(uri, "uri");
@@ -336,13 +435,81 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
         }
 
         /**
+         * The {@code config} map of the table's {@code LoadTableResult} ({@code loadTable} or a
+         * stage-create): its refresh endpoint for the location's cloud is where refreshes go, and
+         * its credential keys are the first answer when no storage credential is given. Replaces
+         * an earlier config. Its values are treated as secrets.
+         *
+         * @param config the map as returned (copied)
+         * @return this builder
+         */
+        public Builder loadTableConfig(Map<String, String> config) {
+            loadTableConfig.clear();
+            Objects.requireNonNull(config, "config")
+                    .forEach(
+                            (key, value) ->
+                                    loadTableConfig.put(
+                                            Objects.requireNonNull(key, "a config key"),
+                                            Objects.requireNonNull(value, "config value of " + key)));
+            return this;
+        }
+
+        /**
+         * Adds one entry of the {@code storage-credentials} of the table's {@code
+         * LoadTableResult} (or of a scan plan): the most specific prefix covering the location is
+         * the first answer. Its config values are treated as secrets.
+         *
+         * @param prefix the entry's {@code prefix}, e.g. {@code s3://bucket/wh/db/orders}
+         * @param config the entry's {@code config} (copied)
+         * @return this builder
+         */
+        public Builder storageCredential(String prefix, Map<String, String> config) {
+            LinkedHashMap<String, String> copy = new LinkedHashMap<>();
+            Objects.requireNonNull(config, "config")
+                    .forEach(
+                            (key, value) ->
+                                    copy.put(
+                                            Objects.requireNonNull(key, "a config key"),
+                                            Objects.requireNonNull(value, "config value of " + key)));
+            credentialPrefixes.add(Objects.requireNonNull(prefix, "prefix"));
+            credentialConfigs.add(copy);
+            return this;
+        }
+
+        /**
+         * The scan plan ({@code planTableScan}'s {@code plan-id}) that vended the credentials:
+         * refreshes send {@code ?planId={id}}.
+         *
+         * @param planId the plan id; empty or {@code null} for none
+         * @return this builder
+         */
+        public Builder planId(String planId) {
+            this.planId = planId == null ? "" : planId;
+            return this;
+        }
+
+        /**
+         * Whether the table is stage-created (a create transaction not committed yet): a {@code
+         * 404} on refresh then names the staged table and is retried at the fast pace.
+         *
+         * @param staged {@code true} for a staged table
+         * @return this builder
+         */
+        public Builder staged(boolean staged) {
+            this.staged = staged;
+            return this;
+        }
+
+        /**
          * Builds the spec and checks it natively; sends no request.
          *
          * @return the spec
          * @throws IllegalArgumentException when the URI is not an http(s) URL, the namespace is
          *     empty or has an empty part or a part containing the separator, the table or location
          *     is empty, the separator is empty, a header cannot be sent (named, value never
-         *     quoted) or the timeout is not at least 1 ms
+         *     quoted), the timeout is not at least 1 ms, the refresh endpoint of the location's
+         *     cloud is not an http(s) URL or a path, no storage credential covers the location, or
+         *     the first answer's expiry is not epoch milliseconds (the key named, never a value)
          */
         public IcebergRestStorageOptionsProvider build() {
             return new IcebergRestStorageOptionsProvider(
@@ -353,7 +520,12 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
                     location,
                     separator,
                     headers,
-                    LanceNamespaceStorageOptionsProvider.timeoutMillis(timeout));
+                    LanceNamespaceStorageOptionsProvider.timeoutMillis(timeout),
+                    loadTableConfig,
+                    credentialPrefixes,
+                    credentialConfigs,
+                    planId,
+                    staged);
         }
 
         /** Prints the URI (redacted), table and header names. */

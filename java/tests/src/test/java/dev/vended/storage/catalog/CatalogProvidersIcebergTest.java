@@ -177,4 +177,90 @@ class CatalogProvidersIcebergTest extends CatalogProvidersSupport {
                 .fetchStorageOptions();
         assertEquals("/api/v1/namespaces/a.b/tables/t/credentials", path.get());
     }
+
+    @Test
+    void icebergStartsFromLoadTableAndRefreshesThroughTheRelativeEndpoint() throws Exception {
+        String url =
+                start(
+                        r ->
+                                Reply.json(
+                                        200,
+                                        "{\"storage-credentials\":[{\"prefix\":\"s3://b/wh/t\",\"config\":"
+                                                + s3Config("REFRESHED", null)
+                                                + "}]}"));
+        String expires = Long.toString(System.currentTimeMillis() + 3_600_000L);
+        IcebergRestStorageOptionsProvider.Builder b =
+                IcebergRestStorageOptionsProvider.builder(
+                                url + "/api/catalog", List.of("db"), "t", "s3://b/wh/t")
+                        .token(TOKEN)
+                        .loadTableConfig(
+                                Map.of(
+                                        "client.refresh-credentials-endpoint", "/v1/wh/refresh",
+                                        "s3.endpoint", "http://ignored"))
+                        .planId("p1");
+        IcebergRestStorageOptionsProvider seeded =
+                b.storageCredential(
+                                "s3://b/wh/t",
+                                Map.of(
+                                        "s3.access-key-id", "LOAD-TABLE",
+                                        "s3.secret-access-key", "secret-of-load-table",
+                                        "s3.session-token-expires-at-ms", expires))
+                        .build();
+        Map<String, String> first = seeded.fetchStorageOptions();
+        assertEquals("LOAD-TABLE", first.get("aws_access_key_id"));
+        assertEquals(expires, first.get("expires_at_millis"));
+        assertEquals(0, requests.size(), "the first answer needs no call");
+        assertTrue(seeded.providerId().endsWith(":plan=p1"), seeded.providerId());
+        assertClean(seeded.toString() + seeded.providerId());
+        assertTrue(seeded.toString().contains("client.refresh-credentials-endpoint"), seeded.toString());
+
+        IcebergRestStorageOptionsProvider refreshing =
+                IcebergRestStorageOptionsProvider.builder(
+                                url + "/api/catalog", List.of("db"), "t", "s3://b/wh/t")
+                        .token(TOKEN)
+                        .loadTableConfig(Map.of("client.refresh-credentials-endpoint", "/v1/wh/refresh"))
+                        .build();
+        assertEquals("REFRESHED", refreshing.fetchStorageOptions().get("aws_access_key_id"));
+        assertEquals(1, requests.size());
+        assertEquals("/api/catalog/v1/wh/refresh", requests.get(0).rawPath());
+        assertEquals("Bearer " + TOKEN, requests.get(0).header("authorization"));
+    }
+
+    @Test
+    void icebergStagedTableAndMalformedExpiryAreNamed() throws Exception {
+        String url =
+                start(
+                        r ->
+                                Reply.json(
+                                        404,
+                                        "{\"error\":{\"message\":\"Table does not exist: db.new_t\","
+                                                + "\"type\":\"NoSuchTableException\",\"code\":404}}"));
+        IcebergRestStorageOptionsProvider staged =
+                IcebergRestStorageOptionsProvider.builder(url, List.of("db"), "new_t", "s3://b/new_t")
+                        .staged(true)
+                        .build();
+        assertTrue(staged.providerId().endsWith(":staged"), staged.providerId());
+        CatalogException e = assertThrows(CatalogException.class, staged::fetchStorageOptions);
+        assertEquals(CatalogException.Kind.NOT_FOUND, e.kind());
+        assertTrue(
+                e.getMessage().contains("table 'db.new_t' is staged")
+                        && e.getMessage().contains("Table does not exist: db.new_t"),
+                e.getMessage());
+        assertEquals(1, requests.size());
+
+        IllegalArgumentException bad =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                IcebergRestStorageOptionsProvider.builder(
+                                                url, List.of("db"), "t", "gs://b/t")
+                                        .loadTableConfig(
+                                                Map.of(
+                                                        "gcs.oauth2.token", "ya29",
+                                                        "gcs.oauth2.token-expires-at", "secret-of-x"))
+                                        .build());
+        assertTrue(bad.getMessage().contains("'gcs.oauth2.token-expires-at'"), bad.getMessage());
+        assertClean(bad.getMessage());
+        assertEquals(1, requests.size(), "building sends nothing");
+    }
 }

@@ -7,12 +7,16 @@ import static dev.vended.storage.hadoop.PathResolver.notFound;
 import dev.vended.storage.MultipartOutputStream;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
+import dev.vended.storage.ReadOptions;
+import dev.vended.storage.WriteOptions;
 import dev.vended.storage.hadoop.PathResolver.Target;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.util.EnumSet;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CreateFlag;
@@ -22,10 +26,17 @@ import org.apache.hadoop.fs.FileAlreadyExistsException;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.apache.hadoop.fs.statistics.StoreStatisticNames;
+import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
 import org.apache.hadoop.util.Progressable;
 
 /**
@@ -110,7 +121,12 @@ import org.apache.hadoop.util.Progressable;
  *       marker object {@code dir/_$folder$} written by {@link #mkdirs} (and by {@link #delete}
  *       and {@link #rename} when they would empty a parent). Markers never show in listings.
  *   <li>{@link #create} writes through a buffered multipart upload; the file becomes visible when
- *       the stream is closed (not before), and a failed write leaves nothing.
+ *       the stream is closed (not before), and a failed write leaves nothing. With {@code
+ *       overwrite=false} the object is written create-only (see {@link CreateOnlyOutputStream}):
+ *       a writer that loses a race gets {@link FileAlreadyExistsException} from {@code close()}.
+ *   <li>{@link #openFile} takes a known length (no HEAD) and a read policy, see {@link
+ *       OpenFileOptions}; input streams read vectored ranges natively coalesced; the FileSystem
+ *       and its streams give {@link IOStatistics} ({@link VendedStatistics}).
  *   <li>{@link #rename} is a server-side copy of every object and a delete of the source: <b>not
  *       atomic</b>; renaming across tables is refused; the destination's parents are implied.
  *   <li>{@link #delete} of a directory deletes object by object; deleting the bucket root is
@@ -118,7 +134,7 @@ import org.apache.hadoop.util.Progressable;
  *   <li>No append, no permissions, owners or times other than the object's modification time.
  * </ul>
  */
-public class VendedFileSystem extends FileSystem {
+public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
 
     /** The scheme registered for this FileSystem. */
     public static final String SCHEME = "vended";
@@ -147,6 +163,8 @@ public class VendedFileSystem extends FileSystem {
     private Listings listings;
     /** Directories, deletes and renames. */
     private Namespace namespace;
+    /** This instance's counters (see {@link VendedStatistics}). */
+    private final IOStatisticsStore ioStatistics = VendedStatistics.forFileSystem();
 
     /** Creates an uninitialized FileSystem (Hadoop calls {@link #initialize}). */
     public VendedFileSystem() {}
@@ -239,12 +257,14 @@ public class VendedFileSystem extends FileSystem {
     @Override
     public FileStatus getFileStatus(Path f) throws IOException {
         statistics.incrementReadOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_GET_FILE_STATUS);
         return listings.status(paths.resolve(f));
     }
 
     @Override
     public FileStatus[] listStatus(Path f) throws IOException {
         statistics.incrementReadOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_LIST_STATUS);
         return listings.list(paths.resolve(f));
     }
 
@@ -260,6 +280,7 @@ public class VendedFileSystem extends FileSystem {
             return super.listFiles(f, false);
         }
         statistics.incrementReadOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_LIST_FILES);
         Target t = paths.resolve(f);
         if (t.table() == null) {
             return super.listFiles(f, true);
@@ -276,15 +297,49 @@ public class VendedFileSystem extends FileSystem {
 
     @Override
     public FSDataInputStream open(Path f, int bufferSize) throws IOException {
+        return open(f, ReadOptions.defaults());
+    }
+
+    /**
+     * Opens a file with the options of {@code openFile(path)} (see {@link OpenFileOptions}): a
+     * length known from {@code withFileStatus} or {@code fs.option.openfile.length} opens it
+     * without a HEAD; {@code fs.option.openfile.read.policy} chooses the core's read policy.
+     *
+     * @throws IllegalArgumentException (thrown, not in the future) for a mandatory key other than
+     *     Hadoop's standard openFile options, or a file status of another path
+     */
+    @Override
+    protected CompletableFuture<FSDataInputStream> openFileWithOptions(
+            Path path, OpenFileParameters parameters) throws IOException {
+        ReadOptions options = OpenFileOptions.of(path, parameters);
+        CompletableFuture<FSDataInputStream> result = new CompletableFuture<>();
+        try {
+            result.complete(open(path, options));
+        } catch (IOException | RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
+    }
+
+    private FSDataInputStream open(Path f, ReadOptions options) throws IOException {
         statistics.incrementReadOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_OPEN);
         Target t = paths.requireTable(f);
         if (!mayBeObject(t.table(), t.key())) {
             throw new FileNotFoundException("cannot open a directory: " + t.path());
         }
         ObjectStore store = paths.store(t);
         try {
+            if (options.knownLength() < 0) {
+                ioStatistics.incrementCounter(StoreStatisticNames.ACTION_HTTP_HEAD_REQUEST);
+            }
             return new FSDataInputStream(
-                    new VendedInputStream(store.openInput(t.key()), statistics, t.path().toString()));
+                    new VendedInputStream(
+                            store.openInput(t.key(), options),
+                            store,
+                            statistics,
+                            t.path().toString(),
+                            ioStatistics));
         } catch (ObjectNotFoundException e) {
             if (hasChildren(store, t.key())) {
                 FileNotFoundException d =
@@ -307,6 +362,7 @@ public class VendedFileSystem extends FileSystem {
             Progressable progress)
             throws IOException {
         statistics.incrementWriteOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_CREATE);
         Target t = paths.requireTable(f);
         if (!mayBeObject(t.table(), t.key())) {
             throw new FileAlreadyExistsException("cannot create a file at a table's root: " + t.path());
@@ -319,6 +375,13 @@ public class VendedFileSystem extends FileSystem {
             if (!overwrite) {
                 throw new FileAlreadyExistsException(t.path() + " already exists");
             }
+        }
+        if (!overwrite) {
+            // One conditional PUT (If-None-Match) at close: of racing writers exactly one wins.
+            MultipartOutputStream out =
+                    paths.store(t).openOutput(t.key(), WriteOptions.defaults().withCreateOnly());
+            return new FSDataOutputStream(
+                    new CreateOnlyOutputStream(out, t.path().toString()), statistics);
         }
         MultipartOutputStream out = paths.store(t).openOutput(t.key());
         return new FSDataOutputStream(out, statistics);
@@ -371,12 +434,14 @@ public class VendedFileSystem extends FileSystem {
     @Override
     public boolean mkdirs(Path f, FsPermission permission) throws IOException {
         statistics.incrementWriteOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_MKDIRS);
         return namespace.mkdirs(paths.resolve(f));
     }
 
     @Override
     public boolean delete(Path f, boolean recursive) throws IOException {
         statistics.incrementWriteOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_DELETE);
         return namespace.delete(paths.requireTable(f), recursive);
     }
 
@@ -392,7 +457,42 @@ public class VendedFileSystem extends FileSystem {
     @Override
     public boolean rename(Path src, Path dst) throws IOException {
         statistics.incrementWriteOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_RENAME);
         return namespace.rename(paths.requireTable(src), paths.requireTable(dst));
+    }
+
+    /**
+     * What this FileSystem really supports: the standard {@code openFile} options ({@code
+     * fs.option.openfile.*}: length, read policy, buffer size, split start and end), vectored
+     * reads ({@code in:readvectored}), {@code in:readbytebuffer} and {@code iostatistics}; Hadoop's
+     * answer (no symlinks) for anything else, so {@code false} for permissions, append, ACLs,
+     * xattrs, snapshots, concat, truncate and the rest.
+     */
+    @Override
+    public boolean hasPathCapability(Path path, String capability) throws IOException {
+        switch (capability.toLowerCase(Locale.ROOT)) {
+            case Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH:
+            case Options.OpenFileOptions.FS_OPTION_OPENFILE_READ_POLICY:
+            case Options.OpenFileOptions.FS_OPTION_OPENFILE_BUFFER_SIZE:
+            case Options.OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_START:
+            case Options.OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_END:
+            case StreamCapabilities.VECTOREDIO:
+            case StreamCapabilities.READBYTEBUFFER:
+            case StreamCapabilities.IOSTATISTICS:
+                makeQualified(path); // checks that the path is this FileSystem's
+                return true;
+            default:
+                return super.hasPathCapability(path, capability);
+        }
+    }
+
+    /**
+     * This instance's counters, live: operations, HEADs of opens, and the sums of its closed input
+     * streams' counters (see {@link VendedStatistics}).
+     */
+    @Override
+    public IOStatistics getIOStatistics() {
+        return ioStatistics;
     }
 
     /** Does not close the tables' stores: they are shared JVM-wide (see the class description). */

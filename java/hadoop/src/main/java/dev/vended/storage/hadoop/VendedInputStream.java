@@ -1,33 +1,67 @@
 package dev.vended.storage.hadoop;
 
+import dev.vended.storage.ObjectStore;
 import dev.vended.storage.SeekableObjectInputStream;
 
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 
 import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.apache.hadoop.fs.statistics.StreamStatisticNames;
+import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
 
 /**
  * Hadoop's view of a {@link SeekableObjectInputStream}: {@code Seekable}, {@code
- * PositionedReadable} (positioned reads do not move the position) and {@link ByteBufferReadable}.
- * The read-ahead block of the underlying stream serves small and one-byte reads. Not thread-safe,
- * like every Hadoop input stream.
+ * PositionedReadable} (positioned reads do not move the position; {@link #readVectored} fetches
+ * many ranges with coalesced native requests, see {@link VectoredReads}), {@link
+ * ByteBufferReadable}, {@link StreamCapabilities} and {@link IOStatisticsSource} (counters in
+ * {@link VendedStatistics}). The read-ahead block of the underlying stream serves small and
+ * one-byte reads. Not thread-safe, like every Hadoop input stream, except that the futures of a
+ * {@link #readVectored} complete on other threads while the stream is used.
  */
-final class VendedInputStream extends FSInputStream implements ByteBufferReadable {
+final class VendedInputStream extends FSInputStream
+        implements ByteBufferReadable, StreamCapabilities, IOStatisticsSource {
 
     private final SeekableObjectInputStream in;
     private final FileSystem.Statistics statistics;
     private final String uri;
+    private final IOStatisticsStore ioStatistics = VendedStatistics.forStream();
+    /** The FileSystem's counters, which this stream's are added to at close; may be null. */
+    private final IOStatisticsStore fsStatistics;
+    private final VectoredReads vectored;
     private volatile boolean closed;
+    private final AtomicBoolean aggregated = new AtomicBoolean();
 
-    VendedInputStream(SeekableObjectInputStream in, FileSystem.Statistics statistics, String uri) {
+    /**
+     * @param in the core stream
+     * @param store the store {@code in} reads from (vectored reads go to it directly)
+     * @param statistics the FileSystem's byte counters, or {@code null}
+     * @param uri the path, for messages
+     * @param fsStatistics the FileSystem's IOStatistics, or {@code null}
+     */
+    VendedInputStream(
+            SeekableObjectInputStream in,
+            ObjectStore store,
+            FileSystem.Statistics statistics,
+            String uri,
+            IOStatisticsStore fsStatistics) {
         this.in = in;
         this.statistics = statistics;
         this.uri = uri;
+        this.fsStatistics = fsStatistics;
+        this.vectored = new VectoredReads(store, in.path(), in.length(), uri, this::countVectored);
     }
 
     private void ensureOpen() throws IOException {
@@ -36,9 +70,25 @@ final class VendedInputStream extends FSInputStream implements ByteBufferReadabl
         }
     }
 
+    /** Counts the bytes of one read call that returned {@code n}. */
     private void count(long n) {
-        if (n > 0 && statistics != null) {
+        if (n > 0) {
+            ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_OPERATIONS);
+            countBytes(n);
+        }
+    }
+
+    private void countBytes(long n) {
+        ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_BYTES, n);
+        if (statistics != null) {
             statistics.incrementBytesRead(n);
+        }
+    }
+
+    /** Counts the bytes of one range of a vectored read, delivered (on a completion thread). */
+    private void countVectored(long n) {
+        if (n > 0) {
+            countBytes(n);
         }
     }
 
@@ -52,6 +102,7 @@ final class VendedInputStream extends FSInputStream implements ByteBufferReadabl
             throw new EOFException(
                     FSExceptionMessages.CANNOT_SEEK_PAST_EOF + " " + pos + " > " + in.length() + ": " + uri);
         }
+        ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_SEEK_OPERATIONS);
         in.seek(pos);
     }
 
@@ -138,6 +189,46 @@ final class VendedInputStream extends FSInputStream implements ByteBufferReadabl
         count(length);
     }
 
+    /**
+     * Reads the ranges with the core's vectored read ({@code getRangesAsync}): the ranges are
+     * validated and sorted as Hadoop's {@code VectoredReadUtils.validateAndSortRanges} does
+     * ({@link NullPointerException} for a null list or range, {@link EOFException} for a negative
+     * offset, {@link IllegalArgumentException} for a negative length or overlapping ranges, all
+     * thrown here), and each range's future is set before this method returns. A range reaching
+     * past the end of the object fails its future with {@link EOFException}; the others are
+     * fetched natively, ranges less than {@link #minSeekForVectorReads()} apart with one GET, and
+     * each future completes with a buffer from {@code allocate}, flipped (position 0, limit the
+     * range's length). The stream's position does not move, and other reads may go on meanwhile.
+     * Not pinned to the ETag seen at open, unlike the stream's own reads.
+     */
+    @Override
+    public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate)
+            throws IOException {
+        ensureOpen();
+        int n = vectored.read(ranges, allocate);
+        ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_VECTORED_OPERATIONS);
+        ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_VECTORED_INCOMING_RANGES, n);
+    }
+
+    /**
+     * The gap below which two ranges of a vectored read are fetched with one GET: 1 MiB, what
+     * the native side ({@code object_store}'s range coalescing) does.
+     */
+    @Override
+    public int minSeekForVectorReads() {
+        return VectoredReads.COALESCE_GAP;
+    }
+
+    /**
+     * The largest read a vectored read merges ranges into; the native side merges every run of
+     * ranges with gaps under {@link #minSeekForVectorReads()} without a cap, so this is advisory:
+     * 8 MiB.
+     */
+    @Override
+    public int maxReadSizeForVectorReads() {
+        return VectoredReads.MAX_MERGED_READ;
+    }
+
     @Override
     public synchronized long skip(long n) throws IOException {
         ensureOpen();
@@ -151,10 +242,39 @@ final class VendedInputStream extends FSInputStream implements ByteBufferReadabl
         return (int) Math.min(Integer.MAX_VALUE, Math.max(0, left));
     }
 
+    /**
+     * {@code in:readvectored}, {@code in:readbytebuffer} and {@code iostatistics}: {@code true};
+     * anything else {@code false}.
+     */
+    @Override
+    public boolean hasCapability(String capability) {
+        switch (capability.toLowerCase(Locale.ROOT)) {
+            case StreamCapabilities.VECTOREDIO:
+            case StreamCapabilities.READBYTEBUFFER:
+            case StreamCapabilities.IOSTATISTICS:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** The stream's counters, live (see {@link VendedStatistics}). */
+    @Override
+    public IOStatistics getIOStatistics() {
+        return ioStatistics;
+    }
+
+    /** Closes the core stream and adds this stream's counters to the FileSystem's (once). */
     @Override
     public void close() {
         closed = true;
         in.close();
+        if (!aggregated.compareAndSet(false, true)) {
+            return;
+        }
+        if (fsStatistics != null) {
+            fsStatistics.aggregate(ioStatistics);
+        }
     }
 
     @Override

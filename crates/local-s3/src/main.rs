@@ -18,7 +18,10 @@ usage: local-s3 [options]
   --root-secret-key KEY    root secret key (default vended-root-secret)
   --exit-on-stdin-eof      exit when stdin reaches end of file (for child processes)
   --help                   show this help
-Prints `LISTENING http://127.0.0.1:PORT` as the first stdout line once ready.";
+Prints `LISTENING http://127.0.0.1:PORT` as the first stdout line once ready.
+Temporary keys: STS AssumeRole (unsigned form POST to /: Action=AssumeRole&DurationSeconds=N,
+optional Scope=bucket/prefix, Access=read (read-only), List=false (no LIST)) or
+POST /_admin/credentials?ttl_ms=N[&scope=bucket/prefix][&access=read][&list=false].";
 
 struct Args {
     config: LocalS3Config,

@@ -1,0 +1,407 @@
+package dev.vended.storage.iceberg;
+
+import dev.vended.storage.AsyncObjectStore;
+import dev.vended.storage.ObjectNotFoundException;
+import dev.vended.storage.ObjectStore;
+import dev.vended.storage.StorageException;
+import dev.vended.storage.StorageOptionsProvider;
+import dev.vended.storage.catalog.IcebergRestStorageOptionsProvider;
+
+import org.apache.iceberg.io.BulkDeletionFailureException;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.StorageCredential;
+import org.apache.iceberg.io.SupportsBulkOperations;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+import org.apache.iceberg.io.SupportsStorageCredentials;
+
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Iceberg's {@code FileIO} on vended-storage stores: S3 ({@code s3://}, {@code s3a://}), Azure
+ * ({@code abfss://}, {@code az://}, ...) and GCS ({@code gs://}) in one instance, with the
+ * credentials an Iceberg REST catalog vends refreshed natively. Set it as {@code io-impl} in the
+ * catalog's properties.
+ *
+ * <p><b>Credentials.</b> {@link #initialize} receives the catalog's properties merged with the
+ * table's {@code loadTable} config, and (Iceberg 1.10+) {@link #setCredentials} the table's {@code
+ * storage-credentials}. Each location is served by one store per (bucket or container, covering
+ * storage credential): its credential source is an {@link IcebergRestStorageOptionsProvider}
+ * started from that config and those credentials (first answer without a catalog call) and
+ * refreshed by the native library through the refresh endpoint the config names ({@code
+ * client.refresh-credentials-endpoint}, {@code adls.refresh-credentials-endpoint}, {@code
+ * gcs.oauth2.refresh-credentials-endpoint}), with the catalog's {@code token} and {@code header.*}
+ * properties. The native side maps the Iceberg keys, picks the credential of a refresh answer and
+ * decides when to refresh. A location no storage credential covers gets a store whose provider
+ * starts from the config's own credential keys; with neither credentials nor a catalog {@code uri}
+ * a store is opened with the endpoint options alone (static).
+ *
+ * <p><b>Endpoint options.</b> {@code s3.endpoint} (plain {@code http://} allowed), {@code
+ * client.region} and {@code s3.path-style-access} are mapped to the store's options; any property
+ * {@code vended-storage.<option>} is passed as storage option {@code <option>} (e.g. {@code
+ * vended-storage.azure_storage_use_emulator}).
+ *
+ * <p><b>Serialization.</b> Only the properties and storage credentials are serialized (Spark ships
+ * the FileIO to executors); stores are opened lazily in each JVM. Equal specs share one native
+ * store and credential cache per JVM (the library's store registry), so executors refresh about
+ * once per credential lifetime, not once per task. {@link #close()} releases this instance's
+ * stores.
+ *
+ * <p><b>Limits.</b> {@link #listPrefix} and {@link #deletePrefix} match whole path segments (a
+ * prefix {@code s3://b/t} lists {@code s3://b/t/...}, never {@code s3://b/t10}); file creation
+ * times are last-modified times. A catalog that vends credentials without a refresh endpoint
+ * cannot be refreshed here: the FileIO is told no table identifier, and the refresh endpoint's
+ * path ({@code .../namespaces/{ns}/tables/{table}/credentials}) is where it reads it from.
+ */
+public class VendedFileIO
+        implements SupportsPrefixOperations, SupportsBulkOperations, SupportsStorageCredentials {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Properties with this prefix are passed to the stores as storage options, prefix removed. */
+    public static final String OPTION_PREFIX = "vended-storage.";
+
+    /** Iceberg's REST catalog URI property. */
+    static final String CATALOG_URI = "uri";
+
+    private static final String[] REFRESH_KEYS = {
+        "client.refresh-credentials-endpoint",
+        "adls.refresh-credentials-endpoint",
+        "gcs.oauth2.refresh-credentials-endpoint"
+    };
+
+    /** @serial The properties given to {@link #initialize}. */
+    private HashMap<String, String> properties = new HashMap<>();
+
+    /** @serial The storage credentials: prefix to config, in the order given. */
+    private LinkedHashMap<String, HashMap<String, String>> credentials = new LinkedHashMap<>();
+
+    private transient volatile Map<String, ObjectStore> stores = new ConcurrentHashMap<>();
+    private transient volatile boolean closed;
+
+    /** For {@code io-impl}: call {@link #initialize} before use. */
+    public VendedFileIO() {}
+
+    @Override
+    public void initialize(Map<String, String> props) {
+        HashMap<String, String> copy = new HashMap<>();
+        if (props != null) {
+            props.forEach((k, v) -> {
+                if (k != null && v != null) {
+                    copy.put(k, v);
+                }
+            });
+        }
+        this.properties = copy;
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        return Collections.unmodifiableMap(properties);
+    }
+
+    @Override
+    public void setCredentials(List<StorageCredential> list) {
+        LinkedHashMap<String, HashMap<String, String>> copy = new LinkedHashMap<>();
+        if (list != null) {
+            for (StorageCredential c : list) {
+                copy.put(c.prefix(), new HashMap<>(c.config()));
+            }
+        }
+        this.credentials = copy;
+        releaseStores();
+    }
+
+    @Override
+    public List<StorageCredential> credentials() {
+        List<StorageCredential> out = new ArrayList<>();
+        credentials.forEach((p, c) -> out.add(StorageCredential.create(p, c)));
+        return out;
+    }
+
+    @Override
+    public InputFile newInputFile(String path) {
+        return new VendedInputFile(this, path, -1);
+    }
+
+    @Override
+    public InputFile newInputFile(String path, long length) {
+        return new VendedInputFile(this, path, length);
+    }
+
+    @Override
+    public OutputFile newOutputFile(String path) {
+        return new VendedOutputFile(this, path);
+    }
+
+    @Override
+    public void deleteFile(String path) {
+        StoreRoute route = StoreRoute.of(path);
+        try {
+            storeFor(path, route).delete(route.key());
+        } catch (ObjectNotFoundException e) {
+            // Iceberg's FileIOs treat deleting a missing file as done.
+        } catch (StorageException e) {
+            throw new UncheckedIOException("VendedFileIO: cannot delete " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Iterable<FileInfo> listPrefix(String prefix) {
+        StoreRoute route = StoreRoute.of(prefix);
+        ObjectStore store = storeFor(prefix, route);
+        String key = route.key();
+        return () -> {
+            try {
+                return store.listStream(key.isEmpty() ? null : key)
+                        .map(m -> new FileInfo(route.locationOf(m.path()), m.size(), m.lastModifiedMillis()))
+                        .iterator();
+            } catch (StorageException e) {
+                throw new UncheckedIOException("VendedFileIO: cannot list " + prefix + ": " + e.getMessage(), e);
+            }
+        };
+    }
+
+    @Override
+    public void deletePrefix(String prefix) {
+        List<String> paths = new ArrayList<>();
+        for (FileInfo f : listPrefix(prefix)) {
+            paths.add(f.location());
+        }
+        deleteFiles(paths);
+    }
+
+    /**
+     * Deletes the files concurrently (at most {@link AsyncObjectStore#DEFAULT_MAX_IN_FLIGHT} per
+     * store at once); missing files count as deleted.
+     *
+     * @throws BulkDeletionFailureException with the number of files that could not be deleted,
+     *     after trying all of them
+     */
+    @Override
+    public void deleteFiles(Iterable<String> paths) throws BulkDeletionFailureException {
+        Map<ObjectStore, AsyncObjectStore> async = new HashMap<>();
+        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        List<String> failedPaths = Collections.synchronizedList(new ArrayList<>());
+        try {
+            for (String path : paths) {
+                StoreRoute route = StoreRoute.of(path);
+                ObjectStore store = storeFor(path, route);
+                AsyncObjectStore a = async.computeIfAbsent(store, AsyncObjectStore::of);
+                pending.add(
+                        a.deleteAsync(route.key())
+                                .exceptionally(
+                                        t -> {
+                                            Throwable cause = t instanceof CompletionException ? t.getCause() : t;
+                                            if (!(cause instanceof ObjectNotFoundException)) {
+                                                failedPaths.add(path);
+                                            }
+                                            return null;
+                                        }));
+            }
+            CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).join();
+        } finally {
+            async.values().forEach(AsyncObjectStore::close);
+        }
+        if (!failedPaths.isEmpty()) {
+            throw new BulkDeletionFailureException(failedPaths.size());
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        releaseStores();
+    }
+
+    private void releaseStores() {
+        Map<String, ObjectStore> old = stores;
+        stores = new ConcurrentHashMap<>();
+        if (old != null) {
+            old.values().forEach(ObjectStore::close);
+        }
+    }
+
+    /**
+     * The store serving {@code location} (opened on first use in this JVM).
+     *
+     * @throws UncheckedIOException naming the location when the store cannot be opened
+     * @throws IllegalStateException after {@link #close()}
+     */
+    ObjectStore storeFor(String location, StoreRoute route) {
+        if (closed) {
+            throw new IllegalStateException("VendedFileIO is closed (" + location + ")");
+        }
+        String credentialPrefix = coveringPrefix(location);
+        String cacheKey = route.root() + "\n" + (credentialPrefix == null ? "" : credentialPrefix);
+        ObjectStore store = stores.get(cacheKey);
+        if (store != null && !store.isClosed()) {
+            return store;
+        }
+        synchronized (this) {
+            store = stores.get(cacheKey);
+            if (store == null || store.isClosed()) {
+                store = open(location, route, credentialPrefix);
+                stores.put(cacheKey, store);
+            }
+            return store;
+        }
+    }
+
+    private ObjectStore open(String location, StoreRoute route, String credentialPrefix) {
+        try {
+            return ObjectStore.open(route.root(), storeOptions(), provider(route, credentialPrefix));
+        } catch (StorageException | RuntimeException e) {
+            throw new UncheckedIOException(
+                    new IOException(
+                            "VendedFileIO: cannot open the store for " + location + ": " + e.getMessage(), e));
+        }
+    }
+
+    /** The store options besides credentials (endpoint, region, path style, pass-through). */
+    Map<String, String> storeOptions() {
+        Map<String, String> o = new HashMap<>();
+        String endpoint = properties.get("s3.endpoint");
+        if (endpoint != null) {
+            o.put("aws_endpoint", endpoint);
+            if (endpoint.toLowerCase(Locale.ROOT).startsWith("http://")) {
+                o.put("aws_allow_http", "true");
+            }
+        }
+        String region = properties.get("client.region");
+        if (region != null) {
+            o.put("aws_region", region);
+        }
+        String pathStyle = properties.get("s3.path-style-access");
+        if (pathStyle != null) {
+            o.put("aws_virtual_hosted_style_request", Boolean.toString(!Boolean.parseBoolean(pathStyle)));
+        }
+        properties.forEach((k, v) -> {
+            if (k.startsWith(OPTION_PREFIX) && k.length() > OPTION_PREFIX.length()) {
+                o.put(k.substring(OPTION_PREFIX.length()), v);
+            }
+        });
+        return o;
+    }
+
+    /**
+     * The catalog provider for a store, or {@code null} when the properties name no catalog and
+     * carry no credentials.
+     */
+    private StorageOptionsProvider provider(StoreRoute route, String credentialPrefix) {
+        String uri = properties.get(CATALOG_URI);
+        String endpoint = null;
+        for (String key : REFRESH_KEYS) {
+            if (properties.containsKey(key)) {
+                endpoint = endpoint == null ? properties.get(key) : endpoint;
+            }
+        }
+        if (uri == null && credentials.isEmpty()) {
+            return null;
+        }
+        if (uri == null) {
+            throw new IllegalArgumentException(
+                    "VendedFileIO: storage credentials were given but no catalog 'uri' to refresh them from");
+        }
+        if (endpoint == null) {
+            throw new IllegalArgumentException(
+                    "VendedFileIO: the catalog's config has no refresh endpoint ("
+                            + String.join(", ", REFRESH_KEYS)
+                            + "): the FileIO is not told the table, so it cannot call loadCredentials");
+        }
+        String separator =
+                properties.getOrDefault(
+                        "namespace-separator", IcebergRestStorageOptionsProvider.DEFAULT_NAMESPACE_SEPARATOR);
+        List<String> table = StoreRoute.tableOfEndpoint(endpoint, separator);
+        String location = credentialPrefix != null ? credentialPrefix : route.root();
+        IcebergRestStorageOptionsProvider.Builder b =
+                IcebergRestStorageOptionsProvider.builder(
+                                uri, table.subList(2, table.size()), table.get(1), location)
+                        .prefix(table.get(0))
+                        .loadTableConfig(catalogConfig());
+        credentials.forEach(b::storageCredential);
+        String token = properties.get("token");
+        if (token != null) {
+            b.token(token);
+        }
+        properties.forEach((k, v) -> {
+            if (k.startsWith("header.") && k.length() > "header.".length()) {
+                b.header(k.substring("header.".length()), v);
+            }
+        });
+        String planId = properties.get("rest-scan-plan-id");
+        if (planId != null) {
+            b.planId(planId);
+        }
+        return b.build();
+    }
+
+    /** The storage keys of the config ({@code s3.*}, {@code adls.*}, {@code gcs.*}, {@code client.*}). */
+    private Map<String, String> catalogConfig() {
+        Map<String, String> c = new HashMap<>();
+        properties.forEach((k, v) -> {
+            if (k.startsWith("s3.") || k.startsWith("adls.") || k.startsWith("gcs.") || k.startsWith("client.")) {
+                c.put(k, v);
+            }
+        });
+        return c;
+    }
+
+    /**
+     * The longest storage-credential prefix covering {@code location} on path-segment boundaries
+     * ({@code s3a://} and {@code s3n://} counting as {@code s3://}), or {@code null}. This picks the
+     * store only; the native provider, given that prefix as its location, selects the same
+     * credential itself and maps it.
+     */
+    String coveringPrefix(String location) {
+        String loc = normalizeScheme(location);
+        String best = null;
+        for (String prefix : credentials.keySet()) {
+            String p = normalizeScheme(prefix);
+            boolean covers =
+                    loc.equals(p)
+                            || (loc.startsWith(p) && (p.endsWith("/") || loc.charAt(p.length()) == '/'));
+            if (covers && (best == null || p.length() > normalizeScheme(best).length())) {
+                best = prefix;
+            }
+        }
+        return best;
+    }
+
+    private static String normalizeScheme(String location) {
+        String lower = location.length() >= 6 ? location.substring(0, 6).toLowerCase(Locale.ROOT) : "";
+        if (lower.equals("s3a://") || lower.equals("s3n://")) {
+            return "s3://" + location.substring(6);
+        }
+        return location;
+    }
+
+    private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+        in.defaultReadObject();
+        stores = new ConcurrentHashMap<>();
+        if (properties == null) {
+            properties = new HashMap<>();
+        }
+        if (credentials == null) {
+            credentials = new LinkedHashMap<>();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "VendedFileIO{stores=" + stores.size() + ", credentialPrefixes=" + credentials.keySet() + "}";
+    }
+}

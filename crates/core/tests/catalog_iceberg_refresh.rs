@@ -287,7 +287,8 @@ async fn a_store_on_stage_create_credentials_keeps_working_through_the_commit() 
     let s3 = endpoint().await;
     let location = format!("s3://{BUCKET}/iceberg/db/staged");
     let scope = format!("{BUCKET}/iceberg/");
-    let staged = s3.issue_credentials(Duration::from_secs(4), Some(&scope));
+    // Refreshed from half its life on (lead = min(lead_time, lifetime / 2)): 5 s of margin.
+    let staged = s3.issue_credentials(Duration::from_secs(10), Some(&scope));
     let committed = Arc::new(AtomicBool::new(false));
     let (flag, s3c, prefix) = (committed.clone(), s3.clone(), location.clone());
     let catalog = MockCatalog::start(move |_| {
@@ -328,7 +329,7 @@ async fn a_store_on_stage_create_credentials_keeps_working_through_the_commit() 
         ("aws_allow_http".to_string(), "true".to_string()),
     ]);
     let refresh = RefreshConfig {
-        lead_time: Duration::from_secs(3),
+        lead_time: Duration::from_secs(8),
         initial_backoff: Duration::from_millis(200),
         max_backoff: Duration::from_millis(400),
         ..RefreshConfig::default()
@@ -337,7 +338,7 @@ async fn a_store_on_stage_create_credentials_keeps_working_through_the_commit() 
         .open(&location, options, Some(provider.clone() as _), refresh)
         .unwrap();
     // Writes on the stage-create credential while refreshes see the 404 of a staged table.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(15);
     let mut i = 0;
     while catalog.count() < 2 && Instant::now() < deadline {
         store

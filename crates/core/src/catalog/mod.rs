@@ -7,7 +7,9 @@
 //!   to open a table by name with one describe call.
 //! - [`IcebergRestCredentialsProvider`]: Iceberg REST `loadCredentials`
 //!   (`GET {uri}/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials`).
-//! - [`CatalogSpec`]: either one described by a kind and flat string keys (the form the JVM
+//! - [`UnityCatalogProvider`]: Unity Catalog temporary table and path credentials
+//!   (`POST {uri}/api/2.1/unity-catalog/temporary-table-credentials`, after one `getTable`).
+//! - [`CatalogSpec`]: any of them described by a kind and flat string keys (the form the JVM
 //!   side passes), turned into its provider.
 //!
 //! Catalogs sit beside the other providers: this module uses only the error, options and
@@ -33,6 +35,7 @@ mod http;
 pub mod iceberg;
 pub mod lance;
 pub mod spec;
+pub mod unity;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -45,6 +48,7 @@ pub use lance::{
     DescribeTableRequest, LanceNamespaceProvider, LanceNamespaceProviderBuilder, TableDescription,
 };
 pub use spec::CatalogSpec;
+pub use unity::{UnityCatalogProvider, UnityCatalogProviderBuilder, UnityOperation, UnityTarget};
 
 use crate::error::Error;
 

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use super::{CatalogSpec, ICEBERG_REST, LANCE_NAMESPACE};
+use super::{CatalogSpec, ICEBERG_REST, LANCE_NAMESPACE, UNITY_CATALOG};
 use crate::catalog::iceberg::IcebergRestCredentialsProvider;
 use crate::catalog::lance::LanceNamespaceProvider;
+use crate::catalog::unity::UnityCatalogProvider;
 use crate::error::{Error, Result};
 use crate::provider::StorageOptionsProvider;
 
@@ -86,6 +87,42 @@ impl CatalogSpec {
         }
     }
 
+    /// Builds the Unity Catalog provider of a `unity-catalog` spec.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `kind`) for another kind; the errors of
+    /// [`UnityCatalogProviderBuilder::build`](crate::catalog::UnityCatalogProviderBuilder::build).
+    pub fn unity_provider(&self) -> Result<UnityCatalogProvider> {
+        match self {
+            CatalogSpec::Unity {
+                uri,
+                target,
+                operation,
+                location,
+                headers,
+                timeout,
+            } => {
+                let mut b = UnityCatalogProvider::builder(uri.clone(), target.clone())
+                    .operation(*operation)
+                    .timeout(*timeout);
+                if let Some(location) = location {
+                    b = b.location(location.clone());
+                }
+                headers
+                    .iter()
+                    .fold(b, |b, (name, value)| b.header(name.clone(), value.clone()))
+                    .build()
+            }
+            other => Err(Error::invalid_option(
+                "kind",
+                format!(
+                    "this needs a {UNITY_CATALOG} catalog spec, not {}",
+                    other.kind()
+                ),
+            )),
+        }
+    }
+
     /// Builds the provider the spec describes. No request is sent.
     ///
     /// # Errors
@@ -95,6 +132,7 @@ impl CatalogSpec {
         Ok(match self {
             CatalogSpec::Lance { .. } => Arc::new(self.lance_provider()?),
             CatalogSpec::Iceberg { .. } => Arc::new(self.iceberg_provider()?),
+            CatalogSpec::Unity { .. } => Arc::new(self.unity_provider()?),
         })
     }
 

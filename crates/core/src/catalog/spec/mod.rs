@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `lance-namespace` | `endpoint` (required), `table_id` (required; parts joined by `delimiter`), `delimiter` (default `$`) |
 //! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix`; what the catalog returned with the table: `config.<key>` (the `LoadTableResult` `config`), `storage_credential.<n>.prefix` and `storage_credential.<n>.config.<key>` (its `storage-credentials`, `<n>` = 0, 1, ...), `plan_id`, `staged` (`true`/`false`) |
-//! | both | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token` |
+//! | `unity-catalog` | `uri` (required), exactly one of `table` (`catalog.schema.table`), `table_id` or `path` (a storage URL: path credentials), `operation` (`READ` or `READ_WRITE`; default `READ`), `location` (with `table_id`: the table's storage location) |
+//! | all | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token` |
 //!
 //! `header.<Name>` values and `bearer_token` (sent as `Authorization: Bearer <token>`) are
 //! secrets: no error message and no `Debug` output ever contains one; neither do the values of
@@ -36,11 +37,15 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::catalog::iceberg::IcebergTableCredentials;
+use crate::catalog::unity::{UnityOperation, UnityTarget};
 
 /// The `kind` of a Lance Namespace REST spec.
 pub const LANCE_NAMESPACE: &str = "lance-namespace";
 /// The `kind` of an Iceberg REST spec.
 pub const ICEBERG_REST: &str = "iceberg-rest";
+
+/// The `kind` of a Unity Catalog spec.
+pub const UNITY_CATALOG: &str = "unity-catalog";
 
 /// The prefix of header keys: `header.<Name>`.
 pub const HEADER_PREFIX: &str = "header.";
@@ -84,6 +89,21 @@ pub enum CatalogSpec {
         /// What the catalog returned with the table (first answer, refresh endpoint, plan id,
         /// staged); values are secrets.
         vended: IcebergTableCredentials,
+    },
+    /// A Unity Catalog table or path (temporary table or path credentials).
+    Unity {
+        /// The server's URI (`/api/2.1/unity-catalog` is appended unless present).
+        uri: String,
+        /// The table (by name or id) or the path.
+        target: UnityTarget,
+        /// Read or read-write.
+        operation: UnityOperation,
+        /// The storage location of a table given by id, if given.
+        location: Option<String>,
+        /// Headers sent with every call (name, value); values are secrets.
+        headers: Vec<(String, String)>,
+        /// The timeout of one call.
+        timeout: Duration,
     },
 }
 
@@ -129,16 +149,33 @@ impl fmt::Debug for CatalogSpec {
                 .field("timeout", timeout)
                 .field("vended", vended)
                 .finish(),
+            CatalogSpec::Unity {
+                uri,
+                target,
+                operation,
+                location,
+                headers,
+                timeout,
+            } => f
+                .debug_struct("Unity")
+                .field("uri", uri)
+                .field("target", target)
+                .field("operation", operation)
+                .field("location", location)
+                .field("headers", &names(headers))
+                .field("timeout", timeout)
+                .finish(),
         }
     }
 }
 
 impl CatalogSpec {
-    /// The spec's kind: [`LANCE_NAMESPACE`] or [`ICEBERG_REST`].
+    /// The spec's kind: [`LANCE_NAMESPACE`], [`ICEBERG_REST`] or [`UNITY_CATALOG`].
     pub fn kind(&self) -> &'static str {
         match self {
             CatalogSpec::Lance { .. } => LANCE_NAMESPACE,
             CatalogSpec::Iceberg { .. } => ICEBERG_REST,
+            CatalogSpec::Unity { .. } => UNITY_CATALOG,
         }
     }
 }

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{CatalogSpec, HEADER_PREFIX, ICEBERG_REST, LANCE_NAMESPACE};
+use super::{CatalogSpec, HEADER_PREFIX, ICEBERG_REST, LANCE_NAMESPACE, UNITY_CATALOG};
 use crate::catalog::iceberg::{IcebergTableCredentials, DEFAULT_NAMESPACE_SEPARATOR};
 use crate::catalog::lance::DEFAULT_DELIMITER;
+use crate::catalog::unity::{UnityOperation, UnityTarget};
 use crate::catalog::DEFAULT_CATALOG_TIMEOUT;
 use crate::error::{Error, Result};
 
@@ -112,6 +113,9 @@ impl Keys {
 fn known_keys(kind: &str) -> &'static str {
     if kind == LANCE_NAMESPACE {
         "endpoint, table_id, delimiter, timeout_millis, bearer_token, header.<Name>"
+    } else if kind == UNITY_CATALOG {
+        "uri, table, table_id, path, operation, location, timeout_millis, bearer_token, \
+         header.<Name>"
     } else {
         "uri, prefix, namespace, namespace_separator, table, location, timeout_millis, \
          bearer_token, header.<Name>, config.<key>, storage_credential.<n>.prefix, \
@@ -185,6 +189,37 @@ fn iceberg_vended(keys: &mut Keys) -> Result<IcebergTableCredentials> {
     Ok(vended)
 }
 
+/// The target (`table`, `table_id` or `path`: exactly one) and `operation` of a Unity spec.
+fn unity_target(keys: &mut Keys) -> Result<(UnityTarget, UnityOperation)> {
+    let given = [
+        keys.optional("table").map(UnityTarget::TableName),
+        keys.optional("table_id").map(UnityTarget::TableId),
+        keys.optional("path").map(UnityTarget::Path),
+    ];
+    let mut given = given.into_iter().flatten();
+    let target = match (given.next(), given.next()) {
+        (Some(t), None) => t,
+        (None, _) => {
+            return Err(Error::invalid_option(
+                "table",
+                "a unity-catalog catalog spec needs one of 'table', 'table_id' or 'path'",
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(Error::invalid_option(
+                "table",
+                "give only one of 'table', 'table_id' and 'path'",
+            ))
+        }
+    };
+    let operation = match keys.optional("operation") {
+        None => UnityOperation::Read,
+        Some(text) => UnityOperation::parse(&text)
+            .ok_or_else(|| Error::invalid_option("operation", "must be READ or READ_WRITE"))?,
+    };
+    Ok((target, operation))
+}
+
 fn separator(keys: &mut Keys, key: &str, default: &str) -> Result<String> {
     let value = keys.optional(key).unwrap_or_else(|| default.to_string());
     if value.is_empty() {
@@ -194,7 +229,7 @@ fn separator(keys: &mut Keys, key: &str, default: &str) -> Result<String> {
 }
 
 impl CatalogSpec {
-    /// Reads a spec from its `kind` (`lance-namespace` or `iceberg-rest`) and its keys (see the
+    /// Reads a spec from its `kind` (`lance-namespace`, `iceberg-rest` or `unity-catalog`) and its keys (see the
     /// [module documentation](super)). Only the keys' presence and form are checked here; the
     /// provider's builder checks the rest (URLs, empty parts...) in [`provider`](Self::provider).
     ///
@@ -212,11 +247,12 @@ impl CatalogSpec {
         let kind: &'static str = match kind {
             LANCE_NAMESPACE => LANCE_NAMESPACE,
             ICEBERG_REST => ICEBERG_REST,
+            UNITY_CATALOG => UNITY_CATALOG,
             _ => {
                 return Err(Error::invalid_option(
                     "kind",
                     format!(
-                        "unknown catalog kind {kind:?} (known: {LANCE_NAMESPACE}, {ICEBERG_REST})"
+                        "unknown catalog kind {kind:?} (known: {LANCE_NAMESPACE}, {ICEBERG_REST}, {UNITY_CATALOG})"
                     ),
                 ))
             }
@@ -238,6 +274,16 @@ impl CatalogSpec {
                 endpoint: keys.required("endpoint")?,
                 table_id: keys.parts("table_id", &delimiter)?,
                 delimiter,
+                headers,
+                timeout,
+            }
+        } else if kind == UNITY_CATALOG {
+            let (target, operation) = unity_target(&mut keys)?;
+            CatalogSpec::Unity {
+                uri: keys.required("uri")?,
+                target,
+                operation,
+                location: keys.optional("location").filter(|l| !l.is_empty()),
                 headers,
                 timeout,
             }

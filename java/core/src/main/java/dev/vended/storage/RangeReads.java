@@ -18,6 +18,7 @@ final class RangeReads {
     private final long length;
     private final String ifMatch;
     private final AtomicLong nativeReads = new AtomicLong();
+    private final AtomicLong rangedBytes = new AtomicLong();
 
     RangeReads(ObjectStore store, String path, long length, String ifMatch) {
         this.store = store;
@@ -29,6 +30,11 @@ final class RangeReads {
     /** Native reads so far, ranged or streaming (tests). */
     long count() {
         return nativeReads.get();
+    }
+
+    /** Bytes asked for by ranged reads so far (tests: what random reads fetch). */
+    long rangedBytes() {
+        return rangedBytes.get();
     }
 
     /** Counts one native read made elsewhere (a streaming GET's read). */
@@ -44,6 +50,7 @@ final class RangeReads {
             long h = store.acquireHandle();
             try {
                 nativeReads.incrementAndGet();
+                rangedBytes.addAndGet(n - done);
                 k = NativeBridge.readRange(h, path, p + done, ifMatch, b, off + done, n - done);
             } finally {
                 store.releaseHandle();
@@ -63,6 +70,7 @@ final class RangeReads {
             long h = store.acquireHandle();
             try {
                 nativeReads.incrementAndGet();
+                rangedBytes.addAndGet(n - done);
                 k =
                         NativeBridge.readRangeDirect(
                                 h, path, p + done, ifMatch, b, off + done, n - done);

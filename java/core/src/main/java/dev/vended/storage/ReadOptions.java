@@ -8,13 +8,22 @@ package dev.vended.storage;
  * 8-byte tail, then the footer, typically tens to hundreds of KiB) is served by one ranged GET of
  * the object's last block, and column-chunk reads (usually 1 MiB or more) are either served by one
  * block or go straight into the caller's array, so one-byte and small reads never cross JNI each
- * and a large read is never split into small requests. Raise it for long sequential scans over
- * high-latency links; lower it for many small random reads.
+ * and a large read is never split into small requests. A random read under a block fetches
+ * {@code max(read size, }{@link #MIN_RANDOM_READ}{@code )} bytes, not a whole block. Raise the
+ * block for long sequential scans over high-latency links.
  */
 public final class ReadOptions {
 
     /** The default read-ahead block: 1 MiB ({@code 1 << 20} bytes). */
     public static final int DEFAULT_BLOCK_SIZE = 1 << 20;
+
+    /**
+     * The least a ranged GET for a random read fetches: 64 KiB ({@code 64 << 10} bytes), or the
+     * block size if smaller. A random read (one that does not continue the previous read, outside
+     * the object's last block) fetches {@code max(read size, MIN_RANDOM_READ)} bytes, at most a
+     * block; a sequential one a whole block (see {@link SeekableObjectInputStream}).
+     */
+    public static final int MIN_RANDOM_READ = 64 << 10;
 
     private static final ReadOptions DEFAULTS =
             new ReadOptions(DEFAULT_BLOCK_SIZE, true, true, ReadPolicy.ADAPTIVE, -1L, null);

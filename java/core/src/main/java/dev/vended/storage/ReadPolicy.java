@@ -3,7 +3,7 @@ package dev.vended.storage;
 /**
  * How a {@link SeekableObjectInputStream} turns stream reads into requests ({@link
  * ReadOptions#withReadPolicy}); positioned reads ({@link SeekableObjectInputStream#readFully(long,
- * byte[], int, int)}) always send ranged GETs of whole blocks.
+ * byte[], int, int)}) always send ranged GETs, sized as with {@link #RANDOM}.
  *
  * <p>The two request shapes differ in consistency when the ETag is pinned (the default, {@link
  * ReadOptions#withPinnedETag}): every ranged GET carries {@code If-Match}, so an object replaced
@@ -37,11 +37,13 @@ public enum ReadPolicy {
     SEQUENTIAL,
 
     /**
-     * Ranged block reads: every stream read that needs new bytes sends one ranged GET of one block
-     * ({@link ReadOptions#blockSize()}), a block that would run past the end being shifted to end
-     * at the object's end (a footer read is one request), and sequential reads keep the GET of the
-     * next block in flight ({@link ReadOptions#withReadAhead}). Best for random access, where a long
-     * GET would mostly be wasted; a stream holds at most two blocks.
+     * Ranged reads: every stream read that needs new bytes sends one ranged GET, of {@code
+     * max(read size, }{@link ReadOptions#MIN_RANDOM_READ}{@code )} bytes (at most one block) for a
+     * random read and of one block ({@link ReadOptions#blockSize()}) for a read continuing the
+     * previous one or in the object's last block, a range that would run past the end being
+     * shifted to end at the object's end (a footer read is one request); sequential reads keep the
+     * GET of the next block in flight ({@link ReadOptions#withReadAhead}). Best for random access,
+     * where a long GET would mostly be wasted; a stream holds at most two blocks.
      */
     RANDOM
 }

@@ -21,6 +21,16 @@ import java.util.Objects;
  * least one block go straight into the caller's array (or direct {@link ByteBuffer}, through {@code
  * readRangeDirect}, without an intermediate Java array).
  *
+ * <p><b>Adaptive size of ranged reads.</b> A ranged GET that loads the block for a read which
+ * does not continue the previous one (a random read) fetches {@code max(read size, }{@link
+ * ReadOptions#MIN_RANDOM_READ}{@code )} bytes (64 KiB; at most a block), not a whole block: a
+ * 64 KiB random read costs about 64 KiB, not 1 MiB. A read that continues where the previous
+ * one ended (a positioned read: where the loaded range ends) loads a whole block and starts the
+ * prefetch below, so a run that turns out sequential grows its read-ahead to the block size at
+ * its second request; a read in the object's last block loads that whole block (the footer).
+ * Like S3A's random policy ({@code fs.s3a.readahead.range}: {@code max(range, read size)}),
+ * with the growth of its adaptive one.
+ *
  * <p><b>Sequential prefetch.</b> With {@link ReadOptions#readAhead()} (the default), once stream
  * reads are sequential (a read that needs new bytes starts exactly where the previous stream read
  * ended), the ranged GET of the NEXT block (same size, same pinned ETag) is sent on a background
@@ -171,7 +181,7 @@ public final class SeekableObjectInputStream extends InputStream {
             if (takePrefetch(pos)) {
                 sequential = true; // the prefetched block was reached: keep the chain going
             } else {
-                fill(pos, sequential);
+                fill(pos, sequential, 1);
             }
             if (sequential) {
                 startPrefetch(blockStart + blockLength);
@@ -359,6 +369,11 @@ public final class SeekableObjectInputStream extends InputStream {
         return reads.count();
     }
 
+    /** Bytes asked for by ranged GETs so far, prefetches included (tests, benchmarks). */
+    long rangedBytes() {
+        return reads.rangedBytes();
+    }
+
     /** Streaming GETs opened so far (tests, benchmarks); 0 when streaming is off. */
     long streamingGets() {
         return sequentialGet == null ? 0 : sequentialGet.opens();
@@ -421,7 +436,7 @@ public final class SeekableObjectInputStream extends InputStream {
                 loaded = true;
                 break;
             } else {
-                fill(p, sequential);
+                fill(p, sequential, n);
                 loaded = true;
             }
         }
@@ -452,25 +467,51 @@ public final class SeekableObjectInputStream extends InputStream {
                 reads.read(p, b, off, n);
                 return;
             } else {
-                fill(p, false);
+                // A positioned read continuing the loaded range counts as sequential for its size.
+                boolean continues = blockLength > 0 && p == blockStart + blockLength;
+                fill(p, continues && !streaming, n);
             }
         }
     }
 
     /**
-     * Loads the block holding {@code p}: shifted to end at the object's end if need be, or, for a
-     * sequential read with streaming on, starting at {@code p} (where the open GET is).
+     * Loads the bytes from {@code p} into the block, for a read that needs {@code need} of them:
+     * with streaming on and a sequential read, one block starting at {@code p} (where the open
+     * GET is); else a ranged GET of {@link #rangedSize} bytes, shifted to end at the object's end
+     * if need be.
      */
-    private void fill(long p, boolean sequential) throws IOException {
-        long start = blockFor(p, sequential);
-        int n = (int) Math.min(block.length, length - start);
+    private void fill(long p, boolean sequential, int need) throws IOException {
+        long start;
+        int n;
+        if (sequential && streaming) {
+            start = p;
+            n = (int) Math.min(block.length, length - start);
+        } else {
+            n = rangedSize(p, sequential, need);
+            start = Math.max(0L, Math.min(p, length - n));
+        }
         blockLength = 0;
         fetch(start, block, 0, n, sequential);
         blockStart = start;
         blockLength = n;
     }
 
-    /** Start of the block read for {@code p}; see {@link #fill}. */
+    /**
+     * The size of the ranged GET that loads {@code p} for a read needing {@code need} bytes (the
+     * adaptive read-ahead of ranged reads, like S3A's random policy): a whole block when the read
+     * continues where the previous one ended (a sequential run: the read-ahead grows to the
+     * block) or lies in the object's last block (a Parquet footer and the bytes before it: one
+     * request); else {@code max(need, }{@link ReadOptions#MIN_RANDOM_READ}{@code )}, at most a
+     * block, so a small random read fetches about what it needs.
+     */
+    private int rangedSize(long p, boolean sequential, int need) {
+        if (sequential || p >= length - block.length) {
+            return block.length;
+        }
+        return (int) Math.min(block.length, Math.max(need, ReadOptions.MIN_RANDOM_READ));
+    }
+
+    /** Start of the whole block read for {@code p} (prefetches); see {@link #fill}. */
     private long blockFor(long p, boolean sequential) {
         if (sequential && streaming) {
             return p;

@@ -46,8 +46,9 @@ import java.util.concurrent.CompletionException;
  * gcs.oauth2.refresh-credentials-endpoint}), with the catalog's {@code token} and {@code header.*}
  * properties. The native side maps the Iceberg keys, picks the credential of a refresh answer and
  * decides when to refresh. A location no storage credential covers gets a store whose provider
- * starts from the config's own credential keys; with neither credentials nor a catalog {@code uri}
- * a store is opened with the endpoint options alone (static).
+ * starts from the config's own credential keys; with neither storage credentials nor a refresh
+ * endpoint (a catalog that vends nothing, e.g. JDBC) a store is opened with the endpoint options
+ * and {@code vended-storage.*} options alone (static).
  *
  * <p><b>Endpoint options.</b> {@code s3.endpoint} (plain {@code http://} allowed), {@code
  * client.region} and {@code s3.path-style-access} are mapped to the store's options; any property
@@ -309,12 +310,12 @@ public class VendedFileIO
                 endpoint = endpoint == null ? properties.get(key) : endpoint;
             }
         }
-        if (uri == null && credentials.isEmpty()) {
-            return null;
+        if (endpoint == null && credentials.isEmpty()) {
+            return null; // no catalog vending: the endpoint options (and vended-storage.*) alone
         }
         if (uri == null) {
             throw new IllegalArgumentException(
-                    "VendedFileIO: storage credentials were given but no catalog 'uri' to refresh them from");
+                    "VendedFileIO: storage credentials or a refresh endpoint were given but no catalog 'uri' to refresh them from");
         }
         if (endpoint == null) {
             throw new IllegalArgumentException(

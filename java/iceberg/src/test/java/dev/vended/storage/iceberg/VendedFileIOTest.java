@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vended.storage.testkit.LocalS3Extension;
-import dev.vended.storage.testkit.RequestRecord;
 import dev.vended.storage.testkit.VendedCredentials;
 
 import org.apache.iceberg.exceptions.AlreadyExistsException;

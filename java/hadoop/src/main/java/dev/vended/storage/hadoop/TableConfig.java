@@ -8,18 +8,38 @@ import java.net.URISyntaxException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 import org.apache.hadoop.conf.Configuration;
 
 /**
  * The configuration of one table: the {@code vended.storage.table.<name>.*} entries of a Hadoop
- * {@link Configuration} (see {@link VendedFileSystem} for the keys). Holds no secret: tokens are
- * named by an environment variable or a file, never given inline. Immutable.
+ * {@link Configuration} (see {@link VendedFileSystem} for the keys), with the storage options
+ * shared by every table ({@code vended.storage.options.<key>}) under its own. Holds no secret:
+ * tokens are named by an environment variable or a file, never given inline. Immutable.
  */
 final class TableConfig {
 
     /** Prefix of every per-table key. */
     static final String PREFIX = "vended.storage.table.";
+
+    /** Prefix of the storage options shared by every table. */
+    static final String SHARED_OPTIONS_PREFIX = VendedFileSystem.SHARED_OPTIONS_KEY + ".";
+
+    /** Prefix (within a table's keys) of its provider's own settings. */
+    static final String PROVIDER_CONF = "provider.conf.";
+
+    /**
+     * Names of provider settings that would hold a secret (Spark's own redaction words), unless
+     * they name a file or an environment variable.
+     */
+    private static final Pattern SECRET_NAME =
+            Pattern.compile(
+                    "(?i).*(secret|password|passwd|token|credential"
+                            + "|access[._-]?key|private[._-]?key).*");
+
+    private static final Pattern NAMES_A_PLACE =
+            Pattern.compile("(?i).*[._-](env|file|path|url|uri)$");
 
     final String name;
     /** The configured location, as given ({@code null} for a Lance table located by the catalog). */
@@ -41,6 +61,7 @@ final class TableConfig {
      * @throws IOException naming the key when an entry is malformed
      */
     static Map<String, TableConfig> all(Configuration conf) throws IOException {
+        Map<String, String> shared = sharedOptions(conf);
         Map<String, Map<String, String>> byName = new TreeMap<>();
         for (Map.Entry<String, String> e : conf.getPropsWithPrefix(PREFIX).entrySet()) {
             String rest = e.getKey();
@@ -54,9 +75,51 @@ final class TableConfig {
         }
         Map<String, TableConfig> out = new TreeMap<>();
         for (Map.Entry<String, Map<String, String>> e : byName.entrySet()) {
-            out.put(e.getKey(), of(e.getKey(), e.getValue()));
+            Map<String, String> entries = e.getValue();
+            shared.forEach((k, v) -> entries.putIfAbsent("options." + k, v));
+            out.put(e.getKey(), of(e.getKey(), entries));
         }
         return out;
+    }
+
+    /**
+     * The storage options every table gets ({@code vended.storage.options.<key>}), key without
+     * the prefix; a table's own {@code options.<key>} overrides one.
+     *
+     * @throws IOException naming the key when it is not a known non-secret storage option
+     */
+    static Map<String, String> sharedOptions(Configuration conf) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        Map<String, String> given = conf.getPropsWithPrefix(SHARED_OPTIONS_PREFIX);
+        for (Map.Entry<String, String> e : given.entrySet()) {
+            String option = e.getKey();
+            if (!Redaction.isNonSecretKey(option)) {
+                throw notNonSecret(SHARED_OPTIONS_PREFIX + option, option);
+            }
+            out.put(option, e.getValue() == null ? "" : e.getValue().trim());
+        }
+        return out;
+    }
+
+    /**
+     * The settings of table {@code name}'s provider: its {@code provider.conf.<key>} entries in
+     * {@code conf}, key without the prefix, sorted.
+     */
+    static Map<String, String> providerConf(Configuration conf, String name) {
+        Map<String, String> out = new TreeMap<>();
+        conf.getPropsWithPrefix(PREFIX + name + "." + PROVIDER_CONF)
+                .forEach((k, v) -> out.put(k, v == null ? "" : v.trim()));
+        return out;
+    }
+
+    private static IOException notNonSecret(String key, String option) {
+        return new IOException(
+                key
+                        + ": '"
+                        + option
+                        + "' is not a known non-secret storage option; credentials"
+                        + " come from the table's provider or catalog, never from the"
+                        + " configuration");
     }
 
     static TableConfig of(String name, Map<String, String> entries) throws IOException {
@@ -64,13 +127,25 @@ final class TableConfig {
             if (key.startsWith("options.")) {
                 String option = key.substring("options.".length());
                 if (!Redaction.isNonSecretKey(option)) {
+                    throw notNonSecret(key(name, key), option);
+                }
+            } else if (key.startsWith(PROVIDER_CONF)) {
+                String setting = key.substring(PROVIDER_CONF.length());
+                if (setting.isEmpty()) {
+                    throw new IOException(
+                            "malformed table key "
+                                    + key(name, key)
+                                    + " (expected provider.conf.<key>)");
+                }
+                if (SECRET_NAME.matcher(setting).matches()
+                        && !NAMES_A_PLACE.matcher(setting).matches()) {
                     throw new IOException(
                             key(name, key)
                                     + ": '"
-                                    + option
-                                    + "' is not a known non-secret storage option; credentials"
-                                    + " come from the table's provider or catalog, never from the"
-                                    + " configuration");
+                                    + setting
+                                    + "' names a secret; secrets never go into the configuration:"
+                                    + " give the provider the file or environment variable holding"
+                                    + " it (a setting ending in -file or -env)");
                 }
             } else if (!KNOWN.contains("|" + key + "|")) {
                 throw new IOException(
@@ -106,7 +181,8 @@ final class TableConfig {
 
     private static final String KNOWN_LIST =
             "location, provider.class, lance.endpoint, lance.table-id, lance.delimiter,"
-                    + " lance.token-env, lance.token-file, lance.timeout, lead-time, options.<key>";
+                    + " lance.token-env, lance.token-file, lance.timeout, lead-time, options.<key>,"
+                    + " provider.conf.<key>";
     private static final String KNOWN = "|" + KNOWN_LIST.replace(", ", "|").replace(",", "|") + "|";
 
     static String key(String name, String setting) {

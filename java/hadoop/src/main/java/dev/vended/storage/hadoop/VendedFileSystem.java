@@ -14,8 +14,10 @@ import dev.vended.storage.hadoop.PathResolver.Target;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import org.apache.hadoop.conf.Configuration;
@@ -69,8 +71,15 @@ import org.apache.hadoop.util.Progressable;
  *       environment variable holding the bearer token) or {@code lance.token-file} (a file
  *       holding it), {@code lance.timeout} (e.g. {@code 10s}): a Lance Namespace catalog table,
  *       whose credential refreshes run natively.
+ *   <li>{@code provider.conf.<key>}: settings of the table's {@code provider.class}, which reads
+ *       them with {@code VendedFileSystem.providerConf(conf, tableName)} in its {@code
+ *       (Configuration, String tableName)} constructor (a catalog URL, the file or environment variable holding
+ *       its secret, ...). Not secrets: a key whose name says secret, password, token, credential,
+ *       access key or private key is refused unless it ends in {@code -env}, {@code -file},
+ *       {@code -path}, {@code -url} or {@code -uri}.
  *   <li>{@code options.<key>}: static storage options that are not secret ({@code aws_endpoint},
- *       {@code aws_region}, {@code aws_allow_http}, ...). A key that is not on the library's
+ *       {@code aws_region}, {@code aws_allow_http}, ...), overriding the shared {@code
+ *       vended.storage.options.*} of the same key. A key that is not on the library's
  *       non-secret list is refused: secrets never go into the Hadoop or Spark configuration.
  *   <li>{@code lead-time}: how long before expiry to refresh (e.g. {@code 5m}); default the
  *       library's (5 minutes, at most half the credentials' lifetime).
@@ -145,6 +154,14 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     /** Block size reported to split planners, bytes (default 32 MiB). */
     public static final String BLOCK_SIZE_KEY = "vended.storage.block.size";
 
+    /**
+     * Storage options shared by every table, as {@code vended.storage.options.*} (for example
+     * {@code vended.storage.options.aws_endpoint}, {@code vended.storage.options.aws_region}):
+     * each table gets them, and its own {@code options.*} overrides one. Non-secret keys
+     * only, like the per-table options; none by default.
+     */
+    public static final String SHARED_OPTIONS_KEY = "vended.storage.options";
+
     /** Name of the empty object that marks a directory: {@code dir/_$folder$}. */
     public static final String DIR_MARKER = "_$folder$";
 
@@ -168,6 +185,20 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
 
     /** Creates an uninitialized FileSystem (Hadoop calls {@link #initialize}). */
     public VendedFileSystem() {}
+
+    /**
+     * The settings of table {@code tableName}'s provider: its {@code
+     * vended.storage.table.<tableName>.provider.conf.<key>} entries, for a {@code provider.class}
+     * to read in its {@code (Configuration, String tableName)} constructor.
+     *
+     * @param conf the configuration the provider was given
+     * @param tableName the table name it was given
+     * @return the settings, keys without the prefix ({@code provider.conf.url} as {@code url}),
+     *     values trimmed, sorted by key; empty if none
+     */
+    public static Map<String, String> providerConf(Configuration conf, String tableName) {
+        return Collections.unmodifiableMap(TableConfig.providerConf(conf, tableName));
+    }
 
     @Override
     public String getScheme() {

@@ -31,8 +31,8 @@ pub use blocking::BlockingObjectReader;
 pub use list::{DelimitedListing, ObjectLister};
 pub use read::ObjectBody;
 pub use write::{
-    ObjectWriter, WriteMode, WriteResult, WriterOptions, ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS,
-    ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW,
+    ObjectWriter, PendingCommit, WriteMode, WriteResult, WriterOptions, ABORT_FIRST_PAUSE,
+    ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW, PENDING_COMMIT_VERSION,
 };
 
 use object_store::path::Path;

@@ -19,10 +19,12 @@ use crate::store::{StoreEntry, VendedStore};
 
 mod abandon;
 mod parts;
+mod pending;
 mod upload;
 
 pub use abandon::{ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW};
 use parts::Chunk;
+pub use pending::{PendingCommit, PENDING_COMMIT_VERSION};
 use upload::{Ctx, Target, Upload};
 
 /// What a write may replace.

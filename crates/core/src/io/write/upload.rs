@@ -156,23 +156,56 @@ impl Target {
         }
     }
 
+    /// An upload started earlier (possibly by another process) with the store's multipart
+    /// API, known by its id and the ids of its parts in order.
+    pub(super) fn resume(
+        ctx: Ctx,
+        store: Arc<dyn MultipartStore>,
+        id: String,
+        parts: Vec<PartId>,
+    ) -> Target {
+        Target {
+            ctx: Arc::new(ctx),
+            kind: Kind::Ids {
+                store,
+                id,
+                parts: Arc::new(Mutex::new(parts.into_iter().map(Some).collect())),
+            },
+        }
+    }
+
+    /// The raw upload id (empty on Azure), or `None` without the store's multipart API.
+    pub(super) fn raw_upload_id(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Ids { id, .. } => Some(id),
+            Kind::Upload(_) => None,
+        }
+    }
+
+    /// The ids of the parts uploaded so far, in order (all of them have ended).
+    ///
+    /// # Errors
+    /// A part missing in between; kind `Io` without the store's multipart API.
+    pub(super) fn part_ids(&self) -> Result<Vec<PartId>> {
+        let Kind::Ids { parts, .. } = &self.kind else {
+            return Err(Error::from(object_store::Error::NotSupported {
+                source: "this store has no multipart API with upload ids".into(),
+            }));
+        };
+        let parts = parts.lock().unwrap_or_else(PoisonError::into_inner);
+        parts.iter().cloned().collect::<Option<_>>().ok_or_else(|| {
+            Error::from(object_store::Error::Generic {
+                store: "vended-storage",
+                source: "a part of the upload is missing".into(),
+            })
+        })
+    }
+
     /// Completes the upload with every part uploaded so far (all of them have ended).
     pub(super) async fn complete(&self) -> Result<PutResult> {
         match &self.kind {
-            Kind::Ids { store, id, parts } => {
-                let parts: Vec<PartId> = {
-                    let parts = parts.lock().unwrap_or_else(PoisonError::into_inner);
-                    parts
-                        .iter()
-                        .cloned()
-                        .collect::<Option<_>>()
-                        .ok_or_else(|| {
-                            Error::from(object_store::Error::Generic {
-                                store: "vended-storage",
-                                source: "a part of the upload is missing".into(),
-                            })
-                        })?
-                };
+            Kind::Ids { store, id, .. } => {
+                let parts = self.part_ids()?;
                 let ctx = &self.ctx;
                 Ok(ctx
                     .with_auth_retry(|| store.complete_multipart(&ctx.path, id, parts.clone()))
@@ -298,6 +331,22 @@ impl Upload {
     /// part in progress during an abort may still succeed, leaving a part nobody aborts.
     pub(super) async fn settle(&mut self) {
         while self.tasks.join_next().await.is_some() {}
+    }
+
+    /// Uploads the part being filled (an empty one if no part was started, so that an empty
+    /// object can be completed too), waits for every part and returns their ids without
+    /// completing the upload; afterwards dropping this starts nothing.
+    ///
+    /// # Errors
+    /// The first failed part's error. The upload is not aborted here.
+    pub(super) async fn finish_parts(&mut self) -> Result<Vec<PartId>> {
+        if !self.buffer.is_empty() || self.started == 0 {
+            self.start_part();
+        }
+        self.wait_for_capacity(0).await?;
+        let parts = self.target.part_ids()?;
+        self.handled = true;
+        Ok(parts)
     }
 
     /// Uploads the part being filled, waits for every part and completes the upload.

@@ -1,0 +1,176 @@
+//! Deferred commits (issue 23): a pending writer's upload stays invisible until completed,
+//! possibly by another store with another credential after the writer's credential expired;
+//! aborts (one upload, or every upload recorded under a prefix) leave no upload behind.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{data, endpoint, registry, EndpointProvider, BUCKET};
+use local_s3::LocalS3;
+use vended_storage::io::PendingCommit;
+use vended_storage::{
+    ErrorKind, RefreshConfig, StorageOptionsProvider, VendedStore, WriterOptions,
+};
+
+const MIB: usize = 1 << 20;
+
+fn incomplete(s3: &LocalS3) -> usize {
+    s3.incomplete_uploads(Some(BUCKET)).len()
+}
+
+/// A store whose credentials live `ttl` and are never refreshed (no provider): once they
+/// expire, every request it signs is refused.
+fn short_lived_store(s3: &Arc<LocalS3>, prefix: &str, ttl: Duration) -> VendedStore {
+    let provider = EndpointProvider::new(s3.clone(), ttl);
+    registry()
+        .open(
+            &format!("s3://{BUCKET}/{prefix}"),
+            provider.vend(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap()
+}
+
+/// The driver's store: refreshed credentials from the endpoint.
+fn driver_store(s3: &Arc<LocalS3>, prefix: &str) -> VendedStore {
+    let provider = Arc::new(EndpointProvider::new(s3.clone(), Duration::from_secs(60)));
+    registry()
+        .open(
+            &format!("s3://{BUCKET}/{prefix}"),
+            provider.vend(),
+            Some(provider as Arc<dyn StorageOptionsProvider>),
+            RefreshConfig::default(),
+        )
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_upload_is_invisible_until_another_store_completes_it_after_the_writers_credential_expired(
+) {
+    let s3 = endpoint().await;
+    let task = short_lived_store(&s3, "out", Duration::from_secs(5));
+    let bytes = data(12 * MIB + 3, 7);
+    let mut w = task
+        .pending_writer("part-0", WriterOptions::default(), None)
+        .await
+        .unwrap();
+    w.write(&bytes).await.unwrap();
+    let pending = w.finish_pending().await.unwrap();
+    assert_eq!(pending.length, bytes.len() as u64);
+    assert_eq!(pending.parts.len(), 3);
+    assert_eq!(pending.key, "out/part-0");
+    assert_eq!(pending.location, "s3://test-bucket/out/part-0");
+    assert_eq!(incomplete(&s3), 1);
+
+    let driver = driver_store(&s3, "out");
+    let e = driver.head("part-0").await.unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::NotFound,
+        "invisible before the commit: {e}"
+    );
+
+    // Wait (bounded) until the task's credential is refused, then commit with the driver's.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while task.head("missing").await.map_err(|e| e.kind()) != Err(ErrorKind::Credentials) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task's credential never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let json = pending.to_json();
+    let done = driver
+        .complete_pending(&PendingCommit::from_json(&json).unwrap())
+        .await
+        .unwrap();
+    assert!(done.e_tag.is_some());
+    assert_eq!(driver.get("part-0").await.unwrap(), bytes);
+    assert_eq!(incomplete(&s3), 0);
+
+    // Completing again: the endpoint no longer knows the upload.
+    let e = driver.complete_pending(&pending).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_pending_upload_leaves_nothing_and_an_empty_one_completes_empty() {
+    let s3 = endpoint().await;
+    let store = driver_store(&s3, "p");
+    let mut w = store
+        .pending_writer("a", WriterOptions::default(), None)
+        .await
+        .unwrap();
+    w.write(&data(6 * MIB, 1)).await.unwrap();
+    let pending = w.finish_pending().await.unwrap();
+    assert_eq!(incomplete(&s3), 1);
+    store.abort_pending(&pending).await.unwrap();
+    assert_eq!(incomplete(&s3), 0);
+    assert_eq!(
+        store.head("a").await.unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    store.abort_pending(&pending).await.unwrap(); // unknown upload: counts as aborted
+
+    let mut w = store
+        .pending_writer("empty", WriterOptions::default(), None)
+        .await
+        .unwrap();
+    let pending = w.finish_pending().await.unwrap();
+    assert_eq!((pending.length, pending.parts.len()), (0, 1));
+    store.complete_pending(&pending).await.unwrap();
+    assert_eq!(store.head("empty").await.unwrap().size, 0);
+    assert_eq!(incomplete(&s3), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_uploads_under_a_prefix_are_aborted_and_their_records_deleted() {
+    let s3 = endpoint().await;
+    let store = driver_store(&s3, "job");
+    let mut finished = None;
+    for i in 0..3 {
+        let mut w = store
+            .pending_writer(
+                &format!("data/f{i}"),
+                WriterOptions::default(),
+                Some(&format!("_staging/uploads/{i}.json")),
+            )
+            .await
+            .unwrap();
+        w.write(&data(MIB, i)).await.unwrap();
+        if i == 0 {
+            // One completed already: its abort finds no upload and is not an error.
+            let p = w.finish_pending().await.unwrap();
+            store.complete_pending(&p).await.unwrap();
+            finished = Some(p);
+        }
+        // The others are left open, as by a task that died.
+        std::mem::forget(w);
+    }
+    assert_eq!(incomplete(&s3), 2);
+    assert_eq!(store.abort_recorded_uploads("_staging").await.unwrap(), 3);
+    assert_eq!(incomplete(&s3), 0);
+    assert!(store.list(Some("_staging")).await.unwrap().is_empty());
+    assert_eq!(store.head("data/f0").await.unwrap().size, MIB as u64);
+    assert!(finished.is_some());
+
+    let e = registry()
+        .open(
+            "s3://other-bucket/x",
+            s3.root_storage_options(),
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap()
+        .complete_pending(&finished.unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidOptions, "{e}");
+    assert!(
+        e.to_string().contains("does not belong to this store"),
+        "{e}"
+    );
+}

@@ -15,7 +15,7 @@ use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString, JThrowabl
 use jni::sys::jlong;
 use jni::{jni_sig, jni_str, Env, EnvUnowned};
 
-use vended_storage::catalog::spec::LANCE_NAMESPACE;
+use vended_storage::catalog::spec::{LANCE_NAMESPACE, UNITY_CATALOG};
 use vended_storage::catalog::{catalog_error, CatalogError, CatalogErrorKind, CatalogSpec};
 use vended_storage::options::StorageOptions;
 use vended_storage::registry::ObjectStoreRegistry;
@@ -149,6 +149,28 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogOpenTable<'l>
             store = store.with_session(s);
         }
         Ok(crate::handles::STORES.insert(Arc::new(store)))
+    })
+    .resolve::<ThrowCatalog>()
+}
+
+/// `static native String[] catalogUnityTable(String[] keys, String[] values)` (Unity Catalog
+/// specs): the table as [`UnityCatalogProvider::table_info`](vended_storage::catalog::UnityCatalogProvider::table_info)
+/// gives it, `[table_id, storage_location]` (the second may be `null`): one `getTable` call for
+/// a table given by name, none for one given by id.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogUnityTable<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    keys: JObjectArray<'l>,
+    values: JObjectArray<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let provider = spec(env, UNITY_CATALOG, &keys, &values)?.unity_provider()?;
+        let table = block_on(provider.table_info())??;
+        string_array(
+            env,
+            [Some(table.table_id), table.storage_location].into_iter(),
+        )
     })
     .resolve::<ThrowCatalog>()
 }

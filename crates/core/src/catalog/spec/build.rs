@@ -99,6 +99,7 @@ impl CatalogSpec {
                 target,
                 operation,
                 location,
+                name,
                 headers,
                 timeout,
             } => {
@@ -107,6 +108,9 @@ impl CatalogSpec {
                     .timeout(*timeout);
                 if let Some(location) = location {
                     b = b.location(location.clone());
+                }
+                if let Some(name) = name {
+                    b = b.table_name(name.clone());
                 }
                 headers
                     .iter()

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `lance-namespace` | `endpoint` (required), `table_id` (required; parts joined by `delimiter`), `delimiter` (default `$`) |
 //! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix`; what the catalog returned with the table: `config.<key>` (the `LoadTableResult` `config`), `storage_credential.<n>.prefix` and `storage_credential.<n>.config.<key>` (its `storage-credentials`, `<n>` = 0, 1, ...), `plan_id`, `staged` (`true`/`false`) |
-//! | `unity-catalog` | `uri` (required), exactly one of `table` (`catalog.schema.table`), `table_id` or `path` (a storage URL: path credentials), `operation` (`READ` or `READ_WRITE`; default `READ`), `location` (with `table_id`: the table's storage location) |
+//! | `unity-catalog` | `uri` (required), one of `table` (`catalog.schema.table`), `table_id` or `path` (a storage URL: path credentials; `table` may come with `table_id`, then naming it in messages only), `operation` (`READ` or `READ_WRITE`; default `READ`), `location` (with `table_id`: the table's storage location) |
 //! | all | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token` |
 //!
 //! `header.<Name>` values and `bearer_token` (sent as `Authorization: Bearer <token>`) are
@@ -100,6 +100,8 @@ pub enum CatalogSpec {
         operation: UnityOperation,
         /// The storage location of a table given by id, if given.
         location: Option<String>,
+        /// The full name of a table given by id (for messages), if given.
+        name: Option<String>,
         /// Headers sent with every call (name, value); values are secrets.
         headers: Vec<(String, String)>,
         /// The timeout of one call.
@@ -154,6 +156,7 @@ impl fmt::Debug for CatalogSpec {
                 target,
                 operation,
                 location,
+                name,
                 headers,
                 timeout,
             } => f
@@ -162,6 +165,7 @@ impl fmt::Debug for CatalogSpec {
                 .field("target", target)
                 .field("operation", operation)
                 .field("location", location)
+                .field("name", name)
                 .field("headers", &names(headers))
                 .field("timeout", timeout)
                 .finish(),

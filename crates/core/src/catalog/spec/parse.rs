@@ -189,26 +189,26 @@ fn iceberg_vended(keys: &mut Keys) -> Result<IcebergTableCredentials> {
     Ok(vended)
 }
 
-/// The target (`table`, `table_id` or `path`: exactly one) and `operation` of a Unity spec.
-fn unity_target(keys: &mut Keys) -> Result<(UnityTarget, UnityOperation)> {
-    let given = [
-        keys.optional("table").map(UnityTarget::TableName),
-        keys.optional("table_id").map(UnityTarget::TableId),
-        keys.optional("path").map(UnityTarget::Path),
-    ];
-    let mut given = given.into_iter().flatten();
-    let target = match (given.next(), given.next()) {
-        (Some(t), None) => t,
-        (None, _) => {
+/// The target (`table`, `table_id` or `path`; `table` may come with `table_id`), the name of a
+/// table given by id, and the `operation` of a Unity spec.
+fn unity_target(keys: &mut Keys) -> Result<(UnityTarget, Option<String>, UnityOperation)> {
+    let table = keys.optional("table");
+    let table_id = keys.optional("table_id");
+    let path = keys.optional("path");
+    let (target, name) = match (table, table_id, path) {
+        (Some(n), None, None) => (UnityTarget::TableName(n), None),
+        (n, Some(id), None) => (UnityTarget::TableId(id), n),
+        (None, None, Some(p)) => (UnityTarget::Path(p), None),
+        (None, None, None) => {
             return Err(Error::invalid_option(
                 "table",
                 "a unity-catalog catalog spec needs one of 'table', 'table_id' or 'path'",
             ))
         }
-        (Some(_), Some(_)) => {
+        _ => {
             return Err(Error::invalid_option(
-                "table",
-                "give only one of 'table', 'table_id' and 'path'",
+                "path",
+                "'path' cannot be given with 'table' or 'table_id'",
             ))
         }
     };
@@ -217,7 +217,7 @@ fn unity_target(keys: &mut Keys) -> Result<(UnityTarget, UnityOperation)> {
         Some(text) => UnityOperation::parse(&text)
             .ok_or_else(|| Error::invalid_option("operation", "must be READ or READ_WRITE"))?,
     };
-    Ok((target, operation))
+    Ok((target, name, operation))
 }
 
 fn separator(keys: &mut Keys, key: &str, default: &str) -> Result<String> {
@@ -278,12 +278,13 @@ impl CatalogSpec {
                 timeout,
             }
         } else if kind == UNITY_CATALOG {
-            let (target, operation) = unity_target(&mut keys)?;
+            let (target, name, operation) = unity_target(&mut keys)?;
             CatalogSpec::Unity {
                 uri: keys.required("uri")?,
                 target,
                 operation,
                 location: keys.optional("location").filter(|l| !l.is_empty()),
+                name,
                 headers,
                 timeout,
             }

@@ -135,6 +135,7 @@ pub struct UnityCatalogProviderBuilder {
     target: UnityTarget,
     operation: UnityOperation,
     location: Option<String>,
+    name: Option<String>,
     headers: Vec<(String, String)>,
     timeout: Duration,
 }
@@ -147,6 +148,7 @@ impl fmt::Debug for UnityCatalogProviderBuilder {
             .field("target", &self.target)
             .field("operation", &self.operation)
             .field("location", &self.location)
+            .field("name", &self.name)
             .field("headers", &names)
             .field("timeout", &self.timeout)
             .finish()
@@ -165,6 +167,13 @@ impl UnityCatalogProviderBuilder {
     /// Azure account of a SAS token when the answer has no `url`.
     pub fn location(mut self, location: impl Into<String>) -> Self {
         self.location = Some(location.into()).filter(|l| !l.trim().is_empty());
+        self
+    }
+
+    /// The full name of a table given by id, for messages only (e.g. after a lookup made
+    /// elsewhere: the provider then names the table in its errors without looking it up).
+    pub fn table_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into()).filter(|n| !n.trim().is_empty());
         self
     }
 
@@ -253,6 +262,7 @@ impl UnityCatalogProviderBuilder {
             uri: shown,
             api,
             target: self.target,
+            name: self.name,
             operation: self.operation,
             http,
             id,
@@ -297,6 +307,7 @@ pub struct UnityCatalogProvider {
     uri: String,
     api: url::Url,
     target: UnityTarget,
+    name: Option<String>,
     operation: UnityOperation,
     http: CatalogHttp,
     id: String,
@@ -324,6 +335,7 @@ impl UnityCatalogProvider {
             target,
             operation: UnityOperation::Read,
             location: None,
+            name: None,
             headers: Vec::new(),
             timeout: DEFAULT_CATALOG_TIMEOUT,
         }
@@ -370,7 +382,10 @@ impl UnityCatalogProvider {
     fn target_text(&self) -> String {
         match &self.target {
             UnityTarget::TableName(n) => format!("table '{n}'"),
-            UnityTarget::TableId(id) => format!("table id '{id}'"),
+            UnityTarget::TableId(id) => match &self.name {
+                Some(n) => format!("table '{n}' (id {id})"),
+                None => format!("table id '{id}'"),
+            },
             UnityTarget::Path(p) => format!("path '{p}'"),
         }
     }
@@ -527,12 +542,17 @@ impl UnityCatalogProvider {
                     table_id: &table.table_id,
                     operation: op,
                 });
-                let what = format!(
-                    "temporary table credentials ({op}) for {} (id {}) at {}",
-                    self.target_text(),
-                    table.table_id,
-                    self.uri
-                );
+                let what = match &self.target {
+                    UnityTarget::TableName(n) => format!(
+                        "temporary table credentials ({op}) for table '{n}' (id {}) at {}",
+                        table.table_id, self.uri
+                    ),
+                    _ => format!(
+                        "temporary table credentials ({op}) for {} at {}",
+                        self.target_text(),
+                        self.uri
+                    ),
+                };
                 (
                     self.endpoint(&["temporary-table-credentials"]),
                     body,

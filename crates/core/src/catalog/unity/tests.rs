@@ -304,8 +304,12 @@ fn a_spec_builds_the_provider_and_hides_secrets() {
             ("table", "a.b.c"),
             ("path", "s3://b/")
         ])),
-        "table"
+        "path"
     );
+    let s = spec(&[("uri", "http://h"), ("table", "a.b.c"), ("table_id", "u-2")]).unwrap();
+    let p = s.unity_provider().unwrap();
+    assert_eq!(p.target(), &UnityTarget::TableId("u-2".into()));
+    assert_eq!(p.target_text(), "table 'a.b.c' (id u-2)");
     assert_eq!(
         key(spec(&[
             ("uri", "http://h"),

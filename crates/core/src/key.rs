@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use crate::access::AccessMode;
 use crate::cloud::CloudAdapter;
 use crate::fingerprint::fingerprint;
 use crate::options::{is_secret_key, StorageOptions};
@@ -53,6 +54,9 @@ pub struct StoreKey {
     pub options: Vec<(String, String)>,
     /// The credential source.
     pub source: CredentialSource,
+    /// Read or read-write (see [`crate::access`]): stores of different modes never share
+    /// credentials.
+    pub access: AccessMode,
 }
 
 impl StoreKey {
@@ -97,7 +101,14 @@ impl StoreKey {
             account: uri.account.clone(),
             options: non_secret,
             source,
+            access: AccessMode::default(),
         }
+    }
+
+    /// This key with access mode `access`.
+    pub fn with_access(mut self, access: AccessMode) -> Self {
+        self.access = access;
+        self
     }
 
     /// `scheme://authority` (with `@account` for Azure URIs that name one): the root the
@@ -118,6 +129,7 @@ impl fmt::Debug for StoreKey {
             .field("account", &self.account)
             .field("options", &self.options)
             .field("source", &self.source)
+            .field("access", &self.access)
             .finish()
     }
 }

@@ -47,6 +47,7 @@
 //! - **Monitoring**: [`VendedStore::refresh_stats`] ([`RefreshStats`]); [`Session`] is a read
 //!   cache with [`SessionStats`].
 
+pub mod access;
 pub mod catalog;
 pub mod cloud;
 mod driven;
@@ -64,6 +65,7 @@ pub mod store;
 pub mod table;
 pub mod uri;
 
+pub use access::AccessMode;
 pub use catalog::{
     CatalogError, CatalogErrorKind, CatalogSpec, IcebergRestCredentialsProvider,
     LanceNamespaceProvider,

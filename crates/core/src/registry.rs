@@ -8,6 +8,7 @@ use std::time::Duration;
 use moka::sync::Cache;
 use once_cell::sync::Lazy;
 
+use crate::access::{AccessMode, ReadOnlyStore};
 use crate::cloud::{adapter_for, CloudAdapter};
 use crate::error::{Error, Result};
 pub use crate::key::{CredentialSource, StoreKey};
@@ -78,19 +79,25 @@ impl ObjectStoreRegistry {
     /// answers). An `expires_at_millis` already in the past is an error without a provider; with
     /// one, the expired seed is not used and the first request fetches.
     ///
+    /// The [`ACCESS_MODE`](crate::options::ACCESS_MODE) option (`read` / `read_write`, default
+    /// `read_write`) is taken out of `options` and becomes part of the store's key; a `read`
+    /// store refuses writes (see [`crate::access`]).
+    ///
     /// # Errors
     /// [`Error::InvalidUri`] for a bad URI; [`Error::InvalidOption`] naming the key for bad
-    /// options (unknown or misspelled `aws_` key, a credential with control characters, a bad
-    /// endpoint URL or region, partial credential, bad `expires_at_millis` (with or without a
-    /// provider), expired static credentials, an S3 store with neither credentials nor a
-    /// provider nor `aws_skip_signature=true`).
+    /// options (an `access_mode` other than `read` or `read_write`, unknown or misspelled `aws_`
+    /// key, a credential with control characters, a bad endpoint URL or region, partial
+    /// credential, bad `expires_at_millis` (with or without a provider), expired static
+    /// credentials, an S3 store with neither credentials nor a provider nor
+    /// `aws_skip_signature=true`).
     pub fn open(
         &self,
         uri: &str,
-        options: StorageOptions,
+        mut options: StorageOptions,
         provider: Option<Arc<dyn StorageOptionsProvider>>,
         refresh: RefreshConfig,
     ) -> Result<VendedStore> {
+        let access = AccessMode::take_from(&mut options)?.unwrap_or_default();
         let parsed = parse_store_uri(uri)?;
         let adapter = adapter_for(parsed.scheme)?;
         // The same rules the cloud's credential mapper applies to a provider's answers.
@@ -112,7 +119,8 @@ impl ObjectStoreRegistry {
                 ));
             }
         }
-        let key = StoreKey::new(&parsed, &options, provider.as_deref(), adapter);
+        let key =
+            StoreKey::new(&parsed, &options, provider.as_deref(), adapter).with_access(access);
         let mut created = false;
         let entry = self
             .cache
@@ -145,11 +153,18 @@ impl ObjectStoreRegistry {
         refresh: RefreshConfig,
     ) -> Result<Arc<StoreEntry>> {
         let built = adapter.build(uri, options, provider, refresh)?;
-        let store = Arc::new(AuthRetryStore::new(
+        let mut store: Arc<dyn object_store::ObjectStore> = Arc::new(AuthRetryStore::new(
             built.store,
             built.refresher.clone(),
             adapter,
         ));
+        let mut multipart = built.multipart;
+        if !key.access.allows_writes() {
+            // Outermost: a refused write reaches neither the refresher nor the endpoint.
+            let root = key.root();
+            store = Arc::new(ReadOnlyStore::new(store, root.clone()));
+            multipart = multipart.map(|m| ReadOnlyStore::multipart(m, root));
+        }
         let key = Arc::new(key);
         // Nobody else can ask for an exact provider object once its last store is closed: drop
         // the entry then, so the provider (a Java global reference) is released at once. moka
@@ -168,7 +183,7 @@ impl ObjectStoreRegistry {
         Ok(Arc::new(StoreEntry::new(
             key,
             store,
-            built.multipart,
+            multipart,
             built.refresher,
             on_last_release,
         )))

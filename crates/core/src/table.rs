@@ -45,9 +45,15 @@ pub const DATA_PLANE_KEYS: [&str; 2] = ["aws_sse_customer_key_base64", "aws_sse_
 /// The initial options of a table's store: the caller's own (`mine`: endpoint, region,
 /// allow-http, encryption keys...) overlaid by the catalog's `vended` ones. Vended credentials
 /// replace the caller's credentials as a set ([`merge`]); every other key of the caller is
-/// kept unless the answer sets it, and the [`DATA_PLANE_KEYS`] always are.
+/// kept unless the answer sets it, and the [`DATA_PLANE_KEYS`] always are; the
+/// [`ACCESS_MODE`](crate::options::ACCESS_MODE) is the caller's alone (a vended one is dropped).
 pub fn open_options(mine: &StorageOptions, vended: &StorageOptions) -> StorageOptions {
     let mut merged = merge(mine, vended);
+    // The access mode is the caller's to choose (`crate::access`), never the catalog's.
+    merged.remove(crate::options::ACCESS_MODE);
+    if let Some(mode) = mine.get(crate::options::ACCESS_MODE) {
+        merged.insert(crate::options::ACCESS_MODE.to_string(), mode.clone());
+    }
     for key in DATA_PLANE_KEYS {
         if let Some(value) = mine.get(key) {
             merged

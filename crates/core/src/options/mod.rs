@@ -26,6 +26,14 @@ pub type StorageOptions = HashMap<String, String>;
 /// `"1767225600000"`.
 pub const EXPIRES_AT_MILLIS: &str = "expires_at_millis";
 
+/// Whether the store may write: `read` or `read_write` (also `read-write`; case ignored);
+/// default `read_write`. A store opened `read` refuses puts, multipart uploads, copies,
+/// renames and deletes before sending anything (kind `Credentials`), and is a different store,
+/// with its own credentials, from a `read_write` store of the same table; a Unity Catalog spec
+/// asks for `READ` credentials (see the `access` module). Read for every cloud, at open; a
+/// provider's answer cannot change it.
+pub const ACCESS_MODE: &str = "access_mode";
+
 /// Most times `object_store` sends a request again after a 5xx answer, a 429, or (for
 /// idempotent requests) a transport error, not counting the first attempt. A whole number;
 /// default 10. Read for every cloud (see [`client::retry_config`]).

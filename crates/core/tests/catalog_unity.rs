@@ -389,3 +389,76 @@ async fn a_failed_lookup_is_retried_and_a_successful_one_kept() {
         (2, 2, 3)
     );
 }
+
+/// Issue 24, read versus write: a spec's `access_mode` decides the operation asked for, and the
+/// store opened with the same mode refuses writes itself (no request, no catalog call).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_access_mode_of_a_spec_asks_for_read_or_read_write_credentials() {
+    use vended_storage::catalog::CatalogSpec;
+    let s3 = endpoint().await;
+    let (catalog, seen) = unity(s3.clone(), Duration::from_secs(600));
+    let uri = catalog.url();
+    let open_mode = |mode: &str| {
+        let spec = CatalogSpec::parse(
+            "unity-catalog",
+            [
+                ("uri", uri.as_str()),
+                ("table", TABLE),
+                ("bearer_token", TOKEN),
+                ("access_mode", mode),
+            ],
+        )
+        .unwrap();
+        let provider = spec.provider().unwrap();
+        let mut options = client_options(&s3);
+        options.insert("access_mode".to_string(), mode.to_string());
+        registry()
+            .open(
+                &format!("s3://{BUCKET}/uc/orders"),
+                options,
+                Some(provider),
+                RefreshConfig::default(),
+            )
+            .unwrap()
+    };
+    let writer = open_mode("read_write");
+    writer
+        .put("am/0", Bytes::from_static(b"x"))
+        .await
+        .expect("READ_WRITE writes");
+    let reader = open_mode("read");
+    assert_eq!(reader.get("am/0").await.unwrap(), Bytes::from_static(b"x"));
+    assert_eq!(*seen.operations.lock().unwrap(), ["READ_WRITE", "READ"]);
+    let read_key = seen.keys.lock().unwrap()[1].clone();
+    let before = s3.key_stats(&read_key);
+    let e = reader
+        .put("am/1", Bytes::from_static(b"y"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Credentials, "{e}");
+    assert!(
+        e.to_string().contains(
+            "PUT s3://test-bucket/uc/orders/am/1 refused: the table was opened for reading"
+        ),
+        "{e}"
+    );
+    assert_eq!(s3.key_stats(&read_key), before, "no request sent");
+    assert_eq!(seen.credential_calls.load(Ordering::SeqCst), 2);
+
+    // An explicit operation must agree with the mode.
+    let e = CatalogSpec::parse(
+        "unity-catalog",
+        [
+            ("uri", uri.as_str()),
+            ("table", TABLE),
+            ("operation", "READ_WRITE"),
+            ("access_mode", "read"),
+        ],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("operation READ_WRITE does not agree with access_mode read"),
+        "{e}"
+    );
+}

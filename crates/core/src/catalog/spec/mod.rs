@@ -8,7 +8,7 @@
 //! | `lance-namespace` | `endpoint` (required), `table_id` (required; parts joined by `delimiter`), `delimiter` (default `$`) |
 //! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix`; what the catalog returned with the table: `config.<key>` (the `LoadTableResult` `config`), `storage_credential.<n>.prefix` and `storage_credential.<n>.config.<key>` (its `storage-credentials`, `<n>` = 0, 1, ...), `plan_id`, `staged` (`true`/`false`) |
 //! | `unity-catalog` | `uri` (required), one of `table` (`catalog.schema.table`), `table_id` or `path` (a storage URL: path credentials; `table` may come with `table_id`, then naming it in messages only), `operation` (`READ` or `READ_WRITE`; default `READ`), `location` (with `table_id`: the table's storage location) |
-//! | all | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token` |
+//! | all | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token`, `access_mode` (`read` or `read_write`: the access mode of the store the provider serves; a Unity Catalog spec then asks for `READ` / `READ_WRITE` (`PATH_READ` / `PATH_READ_WRITE`), and an `operation` given too must agree; Lance Namespace and Iceberg REST have no such parameter and only check the value) |
 //!
 //! `header.<Name>` values and `bearer_token` (sent as `Authorization: Bearer <token>`) are
 //! secrets: no error message and no `Debug` output ever contains one; neither do the values of

@@ -10,6 +10,7 @@ use crate::catalog::lance::DEFAULT_DELIMITER;
 use crate::catalog::unity::{UnityOperation, UnityTarget};
 use crate::catalog::DEFAULT_CATALOG_TIMEOUT;
 use crate::error::{Error, Result};
+use crate::options::ACCESS_MODE;
 
 /// The keys of one spec while they are read: each taken at most once, the rest are unknown.
 struct Keys {
@@ -112,14 +113,14 @@ impl Keys {
 
 fn known_keys(kind: &str) -> &'static str {
     if kind == LANCE_NAMESPACE {
-        "endpoint, table_id, delimiter, timeout_millis, bearer_token, header.<Name>"
+        "endpoint, table_id, delimiter, timeout_millis, bearer_token, header.<Name>, access_mode"
     } else if kind == UNITY_CATALOG {
         "uri, table, table_id, path, operation, location, timeout_millis, bearer_token, \
-         header.<Name>"
+         header.<Name>, access_mode"
     } else {
         "uri, prefix, namespace, namespace_separator, table, location, timeout_millis, \
          bearer_token, header.<Name>, config.<key>, storage_credential.<n>.prefix, \
-         storage_credential.<n>.config.<key>, plan_id, staged"
+         storage_credential.<n>.config.<key>, plan_id, staged, access_mode"
     }
 }
 
@@ -189,9 +190,34 @@ fn iceberg_vended(keys: &mut Keys) -> Result<IcebergTableCredentials> {
     Ok(vended)
 }
 
+/// `access_mode` (every kind): the access mode of the store the spec's provider serves, `read`
+/// or `read_write` (also `read-write`, case ignored; the storage option of the same name), as
+/// the Unity Catalog operation that mode needs. `None` when not given.
+fn access_mode(keys: &mut Keys) -> Result<Option<UnityOperation>> {
+    let Some(text) = keys.optional(ACCESS_MODE) else {
+        return Ok(None);
+    };
+    match text.trim().to_ascii_lowercase().as_str() {
+        "read" => Ok(Some(UnityOperation::Read)),
+        "read_write" | "read-write" => Ok(Some(UnityOperation::ReadWrite)),
+        _ => Err(Error::invalid_option(
+            ACCESS_MODE,
+            format!(
+                "must be read or read_write, got {:?}",
+                text.chars().take(40).collect::<String>()
+            ),
+        )),
+    }
+}
+
 /// The target (`table`, `table_id` or `path`; `table` may come with `table_id`), the name of a
-/// table given by id, and the `operation` of a Unity spec.
-fn unity_target(keys: &mut Keys) -> Result<(UnityTarget, Option<String>, UnityOperation)> {
+/// table given by id, and the `operation` of a Unity spec: the explicit `operation`, else the
+/// one `access` (the spec's `access_mode`) needs, else `READ`. An explicit `operation` that
+/// differs from `access`'s is an error naming both.
+fn unity_target(
+    keys: &mut Keys,
+    access: Option<UnityOperation>,
+) -> Result<(UnityTarget, Option<String>, UnityOperation)> {
     let table = keys.optional("table");
     let table_id = keys.optional("table_id");
     let path = keys.optional("path");
@@ -212,10 +238,32 @@ fn unity_target(keys: &mut Keys) -> Result<(UnityTarget, Option<String>, UnityOp
             ))
         }
     };
-    let operation = match keys.optional("operation") {
-        None => UnityOperation::Read,
-        Some(text) => UnityOperation::parse(&text)
-            .ok_or_else(|| Error::invalid_option("operation", "must be READ or READ_WRITE"))?,
+    let explicit = match keys.optional("operation") {
+        None => None,
+        Some(text) => Some(
+            UnityOperation::parse(&text)
+                .ok_or_else(|| Error::invalid_option("operation", "must be READ or READ_WRITE"))?,
+        ),
+    };
+    let operation = match (explicit, access) {
+        (Some(op), Some(mode)) if op != mode => {
+            let mode_text = match mode {
+                UnityOperation::Read => "read",
+                UnityOperation::ReadWrite => "read_write",
+            };
+            return Err(Error::invalid_option(
+                "operation",
+                format!(
+                    "operation {} does not agree with access_mode {mode_text} (which needs {} \
+                     credentials): drop 'operation' or make the two agree",
+                    op.table_operation(),
+                    mode.table_operation()
+                ),
+            ));
+        }
+        (Some(op), _) => op,
+        (None, Some(mode)) => mode,
+        (None, None) => UnityOperation::Read,
     };
     Ok((target, name, operation))
 }
@@ -268,6 +316,8 @@ impl CatalogSpec {
         let mut keys = Keys { kind, map };
         let headers = keys.headers()?;
         let timeout = keys.timeout()?;
+        // Lance Namespace and Iceberg REST have no read/write parameter: checked, then unused.
+        let access = access_mode(&mut keys)?;
         let spec = if kind == LANCE_NAMESPACE {
             let delimiter = separator(&mut keys, "delimiter", DEFAULT_DELIMITER)?;
             CatalogSpec::Lance {
@@ -278,7 +328,7 @@ impl CatalogSpec {
                 timeout,
             }
         } else if kind == UNITY_CATALOG {
-            let (target, name, operation) = unity_target(&mut keys)?;
+            let (target, name, operation) = unity_target(&mut keys, access)?;
             CatalogSpec::Unity {
                 uri: keys.required("uri")?,
                 target,

@@ -367,3 +367,66 @@ fn iceberg_spec_carries_the_load_table_answer_plan_id_and_staged_flag() {
         assert!(e.contains(needle), "{key}: {e}");
     }
 }
+
+#[test]
+fn access_mode_sets_the_unity_operation_and_must_agree_with_an_explicit_one() {
+    let unity = |extra: &[(&str, &str)]| {
+        let mut map = BTreeMap::from([
+            ("uri".to_string(), "http://127.0.0.1:8080".to_string()),
+            ("table".to_string(), "main.sales.orders".to_string()),
+        ]);
+        for (k, v) in extra {
+            map.insert(k.to_string(), v.to_string());
+        }
+        CatalogSpec::parse(UNITY_CATALOG, &map)
+    };
+    let operation = |spec: CatalogSpec| match spec {
+        CatalogSpec::Unity { operation, .. } => operation,
+        other => panic!("not a Unity spec: {other:?}"),
+    };
+    assert_eq!(operation(unity(&[]).unwrap()), UnityOperation::Read);
+    assert_eq!(
+        operation(unity(&[("access_mode", "read")]).unwrap()),
+        UnityOperation::Read
+    );
+    assert_eq!(
+        operation(unity(&[("access_mode", "read_write")]).unwrap()),
+        UnityOperation::ReadWrite
+    );
+    assert_eq!(
+        operation(unity(&[("access_mode", "READ-WRITE"), ("operation", "READ_WRITE")]).unwrap()),
+        UnityOperation::ReadWrite
+    );
+    let read = unity(&[("access_mode", "read")]).unwrap();
+    let rw = unity(&[("access_mode", "read_write")]).unwrap();
+    assert_ne!(
+        read.provider_id().unwrap(),
+        rw.provider_id().unwrap(),
+        "the two modes are two credential sources"
+    );
+    let e = unity(&[("access_mode", "read"), ("operation", "READ_WRITE")]).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidOption { key, .. } if key == "operation"),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("operation READ_WRITE does not agree with access_mode read"),
+        "{text}"
+    );
+    let e = unity(&[("access_mode", "write")]).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidOption { key, .. } if key == "access_mode"),
+        "{e:?}"
+    );
+    // The other kinds check the value and have no parameter to pass it to.
+    assert_eq!(
+        lance(&[("access_mode", "read")]).unwrap(),
+        lance(&[]).unwrap()
+    );
+    assert_eq!(
+        iceberg(&[("access_mode", "read_write")]).unwrap(),
+        iceberg(&[]).unwrap()
+    );
+    assert!(lance(&[("access_mode", "rw")]).is_err());
+}

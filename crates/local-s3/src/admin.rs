@@ -9,7 +9,7 @@
 //! | `POST /_admin/revoke?access_key_id=X` | 204 |
 //! | `GET /_admin/stats` | 200 `{"AKID":{"accepted":..,"rejected":..,"expired":..,"invalid_key":..,"bad_token":..,"denied":..}}` |
 //! | `GET /_admin/uploads[?bucket=NAME]` | 200 `[{"bucket","key","upload_id","parts","initiated_millis"}]` |
-//! | `GET /_admin/requests` | 200 `[{"access_key_id","method","bucket","key","accepted","reason","status"}]` |
+//! | `GET /_admin/requests` | 200 `[{"access_key_id","method","bucket","key","accepted","reason","status","user_agent"}]` |
 //!
 //! Errors are `{"error":"message"}` with 400 (bad input), 404 (unknown path) or 405.
 
@@ -71,6 +71,7 @@ fn record_json(record: &RequestRecord) -> Value {
         "accepted": record.accepted,
         "reason": record.reason,
         "status": record.status,
+        "user_agent": record.user_agent,
     })
 }
 

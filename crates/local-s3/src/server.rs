@@ -58,6 +58,10 @@ impl Frontend {
         }
         let method = req.method().to_string();
         let signer = signer_from_request(&req);
+        let user_agent = req
+            .headers()
+            .get(hyper::header::USER_AGENT)
+            .map(|v| String::from_utf8_lossy(&v.as_bytes()[..v.len().min(512)]).into_owned());
         let (path_bucket, path_key) = bucket_and_key(req.uri().path());
 
         let ctx = Arc::new(Mutex::new(RequestContext::default()));
@@ -94,6 +98,7 @@ impl Frontend {
             accepted,
             reason,
             status: status.as_u16(),
+            user_agent,
         });
         let offset = self.state.clock_offset_millis();
         result.map(|mut resp| {

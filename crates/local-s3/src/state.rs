@@ -425,6 +425,7 @@ mod tests {
                 accepted: true,
                 reason: None,
                 status: 200,
+                user_agent: None,
             });
         }
         let log = s.request_log();

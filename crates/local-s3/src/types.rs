@@ -152,6 +152,9 @@ pub struct RequestRecord {
     pub reason: Option<String>,
     /// HTTP status code of the response.
     pub status: u16,
+    /// The request's `User-Agent` header (lossy UTF-8, at most 512 bytes kept), if any: what an
+    /// endpoint's access log shows of the client.
+    pub user_agent: Option<String>,
 }
 
 /// A multipart upload that was started and neither completed nor aborted: its parts still

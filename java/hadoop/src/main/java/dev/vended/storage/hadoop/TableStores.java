@@ -207,7 +207,8 @@ final class TableStores {
     private static Opened open(TableConfig table, Configuration conf, String vendedScheme)
             throws IOException {
         Duration lead = leadTime(table, conf);
-        Map<String, String> options = table.staticOptions();
+        // Every request carries the table's name in its User-Agent (the audit trail).
+        Map<String, String> options = AuditAgent.withUserAgent(table.staticOptions(), table.name);
         String providerClass = table.get("provider.class");
         if (table.get("lance.endpoint") != null) {
             LanceNamespaceStorageOptionsProvider spec = lanceSpec(table, conf);

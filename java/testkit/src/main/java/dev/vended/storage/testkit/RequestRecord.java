@@ -14,6 +14,8 @@ import java.util.Map;
  *     InvalidAccessKeyId}, {@code InvalidToken}, {@code AccessDenied}, {@code
  *     SignatureDoesNotMatch}), otherwise {@code null}
  * @param status the HTTP status of the answer
+ * @param userAgent the request's {@code User-Agent} header (at most 512 bytes kept), or {@code
+ *     null} without one
  */
 public record RequestRecord(
         String accessKeyId,
@@ -22,7 +24,8 @@ public record RequestRecord(
         String key,
         boolean accepted,
         String reason,
-        int status) {
+        int status,
+        String userAgent) {
 
     static RequestRecord fromJson(Map<String, Object> m) {
         Object status = m.get("status");
@@ -33,7 +36,8 @@ public record RequestRecord(
                 str(m, "key", null),
                 Boolean.TRUE.equals(m.get("accepted")),
                 str(m, "reason", null),
-                status instanceof Number ? ((Number) status).intValue() : 0);
+                status instanceof Number ? ((Number) status).intValue() : 0,
+                str(m, "user_agent", null));
     }
 
     private static String str(Map<String, Object> m, String key, String absent) {

@@ -323,15 +323,18 @@ public class VendedFileIO
                             + String.join(", ", REFRESH_KEYS)
                             + "): the FileIO is not told the table, so it cannot call loadCredentials");
         }
+        // Iceberg's namespace-separator property is URL-encoded (default %1F).
         String separator =
-                properties.getOrDefault(
-                        "namespace-separator", IcebergRestStorageOptionsProvider.DEFAULT_NAMESPACE_SEPARATOR);
+                java.net.URLDecoder.decode(
+                        properties.getOrDefault("namespace-separator", "%1F"),
+                        java.nio.charset.StandardCharsets.UTF_8);
         List<String> table = StoreRoute.tableOfEndpoint(endpoint, separator);
         String location = credentialPrefix != null ? credentialPrefix : route.root();
         IcebergRestStorageOptionsProvider.Builder b =
                 IcebergRestStorageOptionsProvider.builder(
                                 uri, table.subList(2, table.size()), table.get(1), location)
                         .prefix(table.get(0))
+                        .namespaceSeparator(separator)
                         .loadTableConfig(catalogConfig());
         credentials.forEach(b::storageCredential);
         String token = properties.get("token");

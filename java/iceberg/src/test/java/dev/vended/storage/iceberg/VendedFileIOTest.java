@@ -202,6 +202,23 @@ class VendedFileIOTest {
     }
 
     @Test
+    void theTableComesFromTheRefreshEndpointsPath() {
+        assertThat(StoreRoute.tableOfEndpoint("v1/namespaces/db/tables/t/credentials", "\u001f"))
+                .containsExactly("", "t", "db");
+        assertThat(StoreRoute.tableOfEndpoint(
+                        "https://h/api/catalog/v1/wh%2Fprod/namespaces/a%1Fb/tables/orders/credentials?planId=7",
+                        "\u001f"))
+                .containsExactly("wh/prod", "orders", "a", "b");
+        assertThatThrownBy(() -> StoreRoute.tableOfEndpoint("v1/tables/t/refresh", "\u001f"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("v1/tables/t/refresh")
+                .hasMessageContaining("loadCredentials");
+        assertThat(StoreRoute.of("abfss://c@acct.dfs.core.windows.net/wh/t/f.parquet"))
+                .isEqualTo(new StoreRoute("abfss://c@acct.dfs.core.windows.net/", "wh/t/f.parquet"));
+        assertThat(StoreRoute.of("gs://b/wh//t")).isEqualTo(new StoreRoute("gs://b/", "wh//t"));
+    }
+
+    @Test
     void readsAndWritesAcrossRotationsWithTheCatalogsRefreshEndpointAndNoRejection() throws Exception {
         staticIo().newInputFile(S3.uri("warm")).exists(); // the native library is loaded
         try (RefreshEndpoint catalog = new RefreshEndpoint(S3, Duration.ofSeconds(3), "rot/t")) {

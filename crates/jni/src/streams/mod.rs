@@ -99,6 +99,8 @@
 mod read;
 mod write;
 
+pub(crate) use write::WRITERS;
+
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -250,7 +252,7 @@ pub(super) fn write_mode(
     }
 }
 
-pub(super) fn write_result<'l>(env: &mut Env<'l>, r: &WriteResult) -> BridgeResult<JObject<'l>> {
+pub(crate) fn write_result<'l>(env: &mut Env<'l>, r: &WriteResult) -> BridgeResult<JObject<'l>> {
     string_array(env, [r.e_tag.clone(), r.version.clone()].into_iter())
 }
 

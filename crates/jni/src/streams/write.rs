@@ -16,8 +16,8 @@ use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
 use crate::{block_on, store, string_arg, BridgeResult};
 
-/// Open writers.
-static WRITERS: Lazy<HandleTable<Mutex<ObjectWriter>>> = Lazy::new(HandleTable::default);
+/// Open writers (also pending writers, see `crate::pending`).
+pub(crate) static WRITERS: Lazy<HandleTable<Mutex<ObjectWriter>>> = Lazy::new(HandleTable::default);
 
 fn writer(handle: jlong) -> BridgeResult<Arc<Mutex<ObjectWriter>>> {
     WRITERS

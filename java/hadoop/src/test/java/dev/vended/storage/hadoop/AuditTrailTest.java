@@ -15,6 +15,7 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -86,6 +87,45 @@ class AuditTrailTest {
         // never a secret: the vended keys' ids are in the log, nothing of them in the agent
         for (String k : TestTableProvider.keys("auditone")) {
             assertThat(one).allSatisfy(r -> assertThat(r.userAgent()).doesNotContain(k));
+        }
+    }
+
+    @Test
+    void inSparkTheAgentAlsoNamesTheApplication() throws Exception {
+        String p = "spark.hadoop.vended.storage.table.auditspark.";
+        SparkSession spark =
+                SparkSession.builder()
+                        .appName("audit-trail")
+                        .master("local[2]")
+                        .config("spark.ui.enabled", "false")
+                        .config("spark.hadoop.fs.s3a.impl", VendedFileSystem.class.getName())
+                        .config("spark.hadoop.fs.s3a.impl.disable.cache", "true")
+                        .config(p + "location", "s3a://" + BUCKET + "/auditspark/")
+                        .config(p + "provider.class", TestTableProvider.class.getName())
+                        .config("spark.hadoop.vended.storage.options.aws_endpoint", server.endpoint())
+                        .config("spark.hadoop.vended.storage.options.aws_region", "us-east-1")
+                        .config("spark.hadoop.vended.storage.options.aws_allow_http", "true")
+                        .getOrCreate();
+        String app;
+        try {
+            app = spark.sparkContext().applicationId();
+            spark.range(0, 1000)
+                    .repartition(2)
+                    .write()
+                    .mode("overwrite")
+                    .parquet("s3a://" + BUCKET + "/auditspark/data");
+            assertThat(spark.read().parquet("s3a://" + BUCKET + "/auditspark/data").count())
+                    .isEqualTo(1000);
+        } finally {
+            spark.stop();
+        }
+        List<RequestRecord> requests = requestsUnder("auditspark/");
+        assertThat(requests).hasSizeGreaterThanOrEqualTo(4);
+        for (RequestRecord r : requests) {
+            assertThat(r.userAgent())
+                    .as(r.toString())
+                    .matches("vended-storage/\\S+ table/auditspark spark-app/\\S+")
+                    .endsWith(" spark-app/" + AuditAgent.part(app));
         }
     }
 

@@ -10,9 +10,10 @@ import java.util.Map;
  * A credential provider that is only the <em>spec</em> of a catalog table (the catalog's URL, the
  * table, headers, timeout); the catalog protocol itself is implemented once, by the native library.
  *
- * <p>The subclasses are {@link dev.vended.storage.catalog.LanceNamespaceStorageOptionsProvider}
- * and {@link dev.vended.storage.catalog.IcebergRestStorageOptionsProvider}; other subclasses are
- * not supported (the native library knows only the kinds those two describe, and refuses others
+ * <p>The subclasses are {@link dev.vended.storage.catalog.LanceNamespaceStorageOptionsProvider},
+ * {@link dev.vended.storage.catalog.IcebergRestStorageOptionsProvider} and {@link
+ * dev.vended.storage.catalog.UnityCatalogStorageOptionsProvider}; other subclasses are not
+ * supported (the native library knows only the kinds those describe, and refuses others
  * with an {@link IllegalArgumentException}).
  *
  * <p>A store opened with a spec as its provider ({@link ObjectStore#open(String, Map,
@@ -124,6 +125,27 @@ public abstract class CatalogSpecProvider implements StorageOptionsProvider, Ser
         String[] answer = NativeBridge.catalogDescribeTable(spec[0], spec[1]);
         if (answer == null || answer.length < 3 || (answer.length - 3) % 2 != 0) {
             throw new IllegalStateException("native catalogDescribeTable returned a malformed answer");
+        }
+        return answer;
+    }
+
+    /**
+     * The table of a Unity Catalog spec: one {@code getTable} call for a table given by name, none
+     * for one given by id.
+     *
+     * @return {@code [table_id, storage_location]}; the location may be {@code null}
+     * @throws CatalogException when {@code getTable} fails or its answer has no {@code table_id}
+     * @throws InterruptedException if the calling thread is interrupted before the call
+     * @throws StorageException if the native library fails otherwise (a path spec has no table:
+     *     an {@link InvalidOptionsException})
+     */
+    protected final String[] unityTableNative()
+            throws CatalogException, StorageException, InterruptedException {
+        checkInterrupt();
+        String[][] spec = nativeSpec();
+        String[] answer = NativeBridge.catalogUnityTable(spec[0], spec[1]);
+        if (answer == null || answer.length != 2 || answer[0] == null) {
+            throw new IllegalStateException("native catalogUnityTable returned a malformed answer");
         }
         return answer;
     }

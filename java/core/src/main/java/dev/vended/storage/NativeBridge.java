@@ -169,6 +169,15 @@ final class NativeBridge {
             throws CatalogException, StorageException;
 
     /**
+     * The table of a Unity Catalog spec ({@code unity-catalog}): one {@code getTable} call for a
+     * table given by name, none for one given by id.
+     *
+     * @return {@code [table_id, storage_location]}; the location may be {@code null}
+     */
+    static native String[] catalogUnityTable(String[] keys, String[] values)
+            throws CatalogException, StorageException;
+
+    /**
      * Opens (or reuses) a store like {@link #open}, whose provider is the catalog provider the
      * spec describes, built natively: refreshes make no upcall.
      *

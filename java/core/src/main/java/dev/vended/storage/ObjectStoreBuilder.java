@@ -186,6 +186,27 @@ abstract class ObjectStoreBuilder {
     }
 
     /**
+     * Sets whether the store may write (storage option {@code access_mode}); replaces that option
+     * if also given. A {@link AccessMode#READ} store refuses puts, multipart uploads, copies,
+     * renames and deletes itself, before any request, with a {@link CredentialsException} naming
+     * the operation, the location and the read open; it is a store of its own, with its own
+     * credentials; with a catalog spec as provider, a Unity Catalog spec asks for {@code READ}
+     * credentials (see {@link AccessMode}).
+     *
+     * @param accessMode the mode, or {@code null} to leave it to the options / default ({@link
+     *     AccessMode#READ_WRITE})
+     * @return this builder
+     */
+    public ObjectStore.Builder accessMode(AccessMode accessMode) {
+        if (accessMode == null) {
+            settings.client.remove(AccessMode.OPTION);
+        } else {
+            settings.client.put(AccessMode.OPTION, accessMode.optionValue());
+        }
+        return self();
+    }
+
+    /**
      * Sets the session whose caches the store uses.
      *
      * @param session the session, or {@code null} for none

@@ -2,6 +2,7 @@ package dev.vended.storage;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.ConcurrentModificationException;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -209,7 +210,7 @@ final class StoreSettings {
             throws StorageException {
         if (provider instanceof CatalogSpecProvider) {
             CatalogSpecProvider spec = (CatalogSpecProvider) provider;
-            String[][] flat = spec.nativeSpec();
+            String[][] flat = withAccessMode(spec.nativeSpec(), keys, values);
             return NativeBridge.openWithCatalog(
                     uri,
                     keys,
@@ -222,6 +223,30 @@ final class StoreSettings {
         }
         return NativeBridge.open(
                 uri, keys, values, provider, providerId, refreshMillis, sessionHandle);
+    }
+
+    /**
+     * The spec with the store's {@code access_mode} option (if given) as its {@code access_mode}
+     * key (unless the spec has one), so that the catalog is asked for the scope the store needs
+     * (Unity Catalog: {@code READ} / {@code READ_WRITE}); the native core decides what it means
+     * per catalog and refuses a spec {@code operation} that disagrees.
+     */
+    static String[][] withAccessMode(String[][] spec, String[] keys, String[] values) {
+        String mode = null;
+        for (int i = 0; i < keys.length; i++) {
+            if (AccessMode.OPTION.equals(keys[i])) {
+                mode = values[i];
+            }
+        }
+        if (mode == null || Arrays.asList(spec[0]).contains(AccessMode.OPTION)) {
+            return spec;
+        }
+        int n = spec[0].length;
+        String[] k = Arrays.copyOf(spec[0], n + 1);
+        String[] v = Arrays.copyOf(spec[1], n + 1);
+        k[n] = AccessMode.OPTION;
+        v[n] = mode;
+        return new String[][] {k, v};
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.vended.storage.catalog;
 
+import dev.vended.storage.AccessMode;
 import dev.vended.storage.CatalogSpecProvider;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.Redaction;
@@ -244,6 +245,33 @@ public final class LanceNamespaceStorageOptionsProvider extends CatalogSpecProvi
             throws IOException, InterruptedException {
         calls.incrementAndGet();
         return openTableNative(clientOptions, leadTime);
+    }
+
+    /**
+     * Opens the table's store by name as {@link #openTable(Map, Duration)} does, for reading or
+     * for reading and writing: {@code accessMode} becomes the store's {@code access_mode} option.
+     * A {@link AccessMode#READ} store refuses writes itself and is a store of its own, with its
+     * own credentials; Lance Namespace's {@code DescribeTable} has no read/write parameter, so the
+     * catalog vends what the caller may do either way.
+     *
+     * @param clientOptions the caller's own options, may be {@code null}
+     * @param leadTime how long before expiry to refresh, or {@code null} for the default
+     * @param accessMode the mode, or {@code null} for the options' / the default ({@link
+     *     AccessMode#READ_WRITE})
+     * @return the open store; close it
+     * @throws CatalogException as {@link #openTable(Map, Duration)}
+     * @throws StorageException when the store cannot be opened
+     * @throws InterruptedException if the calling thread is interrupted before the call
+     */
+    public ObjectStore openTable(
+            Map<String, String> clientOptions, Duration leadTime, AccessMode accessMode)
+            throws IOException, InterruptedException {
+        Map<String, String> options =
+                clientOptions == null ? new LinkedHashMap<>() : new LinkedHashMap<>(clientOptions);
+        if (accessMode != null) {
+            options.put(AccessMode.OPTION, accessMode.optionValue());
+        }
+        return openTable(options, leadTime);
     }
 
     /**

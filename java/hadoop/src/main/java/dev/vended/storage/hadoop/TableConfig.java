@@ -152,6 +152,11 @@ final class TableConfig {
                         "unknown table setting " + key(name, key) + " (known: " + KNOWN_LIST + ")");
             }
         }
+        String access = entries.get("access");
+        if (access != null && !access.matches("(?i)read|read-write|read_write")) {
+            throw new IOException(
+                    key(name, "access") + " must be read or read-write, got '" + access + "'");
+        }
         String location = entries.get("location");
         boolean lance = entries.containsKey("lance.endpoint");
         boolean provider = entries.containsKey("provider.class");
@@ -182,7 +187,7 @@ final class TableConfig {
     private static final String KNOWN_LIST =
             "location, provider.class, lance.endpoint, lance.table-id, lance.delimiter,"
                     + " lance.token-env, lance.token-file, lance.timeout, lead-time, options.<key>,"
-                    + " provider.conf.<key>";
+                    + " provider.conf.<key>, access";
     private static final String KNOWN = "|" + KNOWN_LIST.replace(", ", "|").replace(",", "|") + "|";
 
     static String key(String name, String setting) {
@@ -202,6 +207,11 @@ final class TableConfig {
                         out.put(k.substring("options.".length()), v);
                     }
                 });
+        String access = entries.get("access");
+        if (access != null) {
+            // The storage option the core reads (read-write is accepted there too).
+            out.put("access_mode", access);
+        }
         return out;
     }
 

@@ -83,6 +83,10 @@ import org.apache.hadoop.util.Progressable;
  *       non-secret list is refused: secrets never go into the Hadoop or Spark configuration.
  *   <li>{@code lead-time}: how long before expiry to refresh (e.g. {@code 5m}); default the
  *       library's (5 minutes, at most half the credentials' lifetime).
+ *   <li>{@code access}: {@code read} or {@code read-write} (default): a table opened {@code read}
+ *       refuses every write (create, delete, rename) itself, before any request, with an {@code
+ *       IOException} naming the operation, the location and the read open, and is a store of its
+ *       own, with its own credentials (the storage option {@code access_mode}).
  * </ul>
  *
  * A path belongs to the table with the <b>longest</b> location that contains it. Each table has

@@ -76,10 +76,7 @@ public class PendingCommitter extends FileOutputCommitter {
     public PendingCommitter(Path outputPath, JobContext context) throws IOException {
         super(outputPath, context);
         this.out = outputPath;
-        // Spark gives the driver and the tasks different Hadoop job ids, but one write UUID.
-        this.jobId =
-                context.getConfiguration()
-                        .getTrimmed(SPARK_JOB_UUID, context.getJobID().toString());
+        this.jobId = jobIdOf(context);
         this.workPath =
                 context instanceof TaskAttemptContext
                         ? MagicPaths.workPath(
@@ -177,12 +174,12 @@ public class PendingCommitter extends FileOutputCommitter {
                     f.get();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new InterruptedIOException("interrupted while committing job " + jobId);
+                    throw new InterruptedIOException("interrupted while committing " + s.jobKey);
                 } catch (ExecutionException e) {
                     Throwable c = e.getCause();
                     throw c instanceof IOException
                             ? (IOException) c
-                            : new IOException("committing job " + jobId + " failed: " + c, c);
+                            : new IOException("committing " + s.jobKey + " failed: " + c, c);
                 }
             }
         } finally {
@@ -193,7 +190,7 @@ public class PendingCommitter extends FileOutputCommitter {
         deleteUnder(s.store, s.jobKey);
         SuccessData success = new SuccessData();
         success.committer = NAME;
-        success.jobId = jobId;
+        success.jobId = jobIdOf(context);
         success.timestamp = System.currentTimeMillis();
         for (PendingCommit p : pending) {
             success.files.add(p.key());
@@ -239,6 +236,16 @@ public class PendingCommitter extends FileOutputCommitter {
     /** The store of the output directory and the job's staging key. */
     private record Staging(ObjectStore store, String outKey, String jobKey) {}
 
+    /**
+     * The job's id as tasks and driver agree on it: Spark gives them different Hadoop job ids but
+     * one write UUID, which it sets in the driver's configuration only after {@code setupJob}, so
+     * it is read from each call's context.
+     */
+    private static String jobIdOf(JobContext context) {
+        String uuid = context.getConfiguration().getTrimmed(SPARK_JOB_UUID, "");
+        return uuid.isEmpty() ? String.valueOf(context.getJobID()) : uuid;
+    }
+
     private Staging staging(JobContext context) throws IOException {
         FileSystem fs = out.getFileSystem(context.getConfiguration());
         if (!(fs instanceof PendingCommitFileSystem)) {
@@ -251,7 +258,7 @@ public class PendingCommitter extends FileOutputCommitter {
                             + fs.getClass().getName());
         }
         PendingCommitFileSystem.StoreAndKey s = ((PendingCommitFileSystem) fs).storeOf(out);
-        return new Staging(s.store(), s.key(), MagicPaths.jobKey(s.key(), jobId));
+        return new Staging(s.store(), s.key(), MagicPaths.jobKey(s.key(), jobIdOf(context)));
     }
 
     /** The {@code _SUCCESS} file's content. */

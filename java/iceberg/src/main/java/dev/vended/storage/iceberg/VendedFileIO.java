@@ -393,6 +393,13 @@ public class VendedFileIO
         return location;
     }
 
+    /**
+     * Restores the configuration; stores are opened again on first use in this JVM.
+     *
+     * @param in the stream
+     * @throws IOException if reading fails
+     * @throws ClassNotFoundException if a class of the serialized form is missing
+     */
     private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
         in.defaultReadObject();
         stores = new ConcurrentHashMap<>();

@@ -18,6 +18,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -50,9 +52,15 @@ class IcebergSparkClusterTest {
         }
         restServer = RestCatalogServerMain.start(port, S3);
         vending = new VendingCatalog("http://127.0.0.1:" + port, S3, TTL);
-        String classes =
-                Paths.get("target", "classes").toAbsolutePath() + File.pathSeparator
-                        + Paths.get("target", "test-classes").toAbsolutePath();
+        // Class directories (this module's, and the library's when a reactor run stops before
+        // packaging) go to the executors' extra class path; the jars are in $SPARK_HOME/jars.
+        List<String> dirs = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (Files.isDirectory(Paths.get(entry))) {
+                dirs.add(Paths.get(entry).toAbsolutePath().toString());
+            }
+        }
+        String classes = String.join(File.pathSeparator, dirs);
         spark =
                 SparkCatalogExample.configure(
                                 SparkSession.builder()

@@ -218,6 +218,34 @@ class VendedFileIOTest {
         assertThat(StoreRoute.of("gs://b/wh//t")).isEqualTo(new StoreRoute("gs://b/", "wh//t"));
     }
 
+    /**
+     * A table's storage credential that is about to expire when the store first opens (Spark's
+     * table cache hands tasks credentials up to 30 s old) should be refreshed, not fail. Today the
+     * native first answer skips only expired credentials, and the store then refuses one expiring
+     * within its minimum remaining lifetime (500 ms): "returned credentials that expire in N ms,
+     * too soon to use". Enable when the core's first answer also skips those.
+     */
+    @Test
+    @org.junit.jupiter.api.Disabled("core: a first answer within min_remaining (500 ms) of expiry fails instead of refreshing")
+    void aFirstAnswerAboutToExpireIsRefreshed() throws Exception {
+        staticIo().newInputFile(S3.uri("warm")).exists(); // the native library is loaded
+        try (RefreshEndpoint catalog = new RefreshEndpoint(S3, Duration.ofSeconds(30), "soon/t")) {
+            Map<String, String> props = new HashMap<>();
+            props.put("uri", catalog.catalogUri());
+            props.put("client.refresh-credentials-endpoint", "v1/namespaces/db/tables/t/credentials");
+            props.put("s3.endpoint", S3.endpoint());
+            props.put("client.region", S3.region());
+            VendedFileIO io = new VendedFileIO();
+            io.initialize(props);
+            VendedCredentials soon = S3.mintCredentials(Duration.ofMillis(400), "soon/t/");
+            io.setCredentials(List.of(StorageCredential.create(S3.uri("soon/t"), RefreshEndpoint.config(soon))));
+            write(io, S3.uri("soon/t/data/0.parquet"), bytes(10, 1));
+            assertThat(catalog.vended).hasSize(1);
+            assertThat(S3.stats(soon.accessKeyId()).rejected()).isZero();
+            io.close();
+        }
+    }
+
     @Test
     void readsAndWritesAcrossRotationsWithTheCatalogsRefreshEndpointAndNoRejection() throws Exception {
         staticIo().newInputFile(S3.uri("warm")).exists(); // the native library is loaded

@@ -1,0 +1,161 @@
+package dev.vended.storage.bench.spark;
+
+import dev.vended.storage.testkit.LocalS3Server;
+import dev.vended.storage.testkit.RequestRecord;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a benchmark window costs, measured outside the clients: requests from the endpoint's request
+ * log (method, bucket, key), bytes on the loopback from iptables counters on the endpoint's port
+ * (kernel counters, no proxy; only when running as root with iptables, otherwise -1), the JVM's
+ * process CPU (every thread, native ones included; the endpoint is another process).
+ */
+final class Counters implements AutoCloseable {
+
+    /** The endpoint keeps the last 100,000 requests; a window is only counted below that. */
+    static final int LOG_CAP = 100_000;
+
+    private final LocalS3Server server;
+    private final int port;
+    private final boolean iptables;
+    private int logSeen;
+
+    Counters(LocalS3Server server) throws IOException {
+        this.server = server;
+        this.port = server.port();
+        this.iptables = addRules();
+        this.logSeen = server.requests().size();
+    }
+
+    boolean bytesCounted() {
+        return iptables;
+    }
+
+    /** One window: requests, bytes from and to the endpoint, CPU. */
+    record Window(List<RequestRecord> requests, long bytesFromEndpoint, long bytesToEndpoint,
+            long cpuNanos, long wallNanos, boolean logOverflow) {
+
+        long count(String method, String bucket, boolean withKey) {
+            return requests.stream()
+                    .filter(r -> r.method().equals(method) && bucket.equals(r.bucket())
+                            && (r.key() != null && !r.key().isEmpty()) == withKey)
+                    .count();
+        }
+
+        long rejected() {
+            return requests.stream().filter(r -> !r.accepted()).count();
+        }
+    }
+
+    /** Starts a window. */
+    Mark mark() throws IOException {
+        return new Mark(bytes(true), bytes(false), cpuNanos(), System.nanoTime());
+    }
+
+    record Mark(long from, long to, long cpu, long wall) {}
+
+    /** Ends the window begun at {@code m}. */
+    Window since(Mark m) throws IOException {
+        long wall = System.nanoTime() - m.wall;
+        long cpu = cpuNanos() - m.cpu;
+        long from = bytes(true);
+        long to = bytes(false);
+        List<RequestRecord> log = server.requests();
+        boolean overflow = log.size() >= LOG_CAP;
+        List<RequestRecord> w = new ArrayList<>(log.subList(Math.min(logSeen, log.size()), log.size()));
+        logSeen = log.size();
+        return new Window(w, iptables ? from - m.from : -1, iptables ? to - m.to : -1, cpu, wall,
+                overflow);
+    }
+
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    // -- iptables: two counting rules (no target) in OUTPUT on lo, removed at close -------------
+
+    private String rule(boolean fromEndpoint) {
+        return "-o lo -p tcp " + (fromEndpoint ? "--sport " : "--dport ") + port
+                + " -m comment --comment vended-bench";
+    }
+
+    private boolean addRules() {
+        try {
+            if (!run("iptables -w -A OUTPUT " + rule(true)) || !run("iptables -w -A OUTPUT " + rule(false))) {
+                System.out.println("(iptables unavailable: bytes are not counted)");
+                return false;
+            }
+            return true;
+        } catch (IOException e) {
+            System.out.println("(iptables unavailable: bytes are not counted: " + e.getMessage() + ")");
+            return false;
+        }
+    }
+
+    private long bytes(boolean fromEndpoint) throws IOException {
+        if (!iptables) {
+            return 0;
+        }
+        String want = (fromEndpoint ? "spt:" : "dpt:") + port;
+        Process p = new ProcessBuilder("iptables", "-w", "-L", "OUTPUT", "-n", "-v", "-x")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        waitFor(p);
+        for (String line : out.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (line.contains(want) && line.contains("vended-bench") && f.length > 2) {
+                return Long.parseLong(f[1]);
+            }
+        }
+        throw new IOException("iptables counter for " + want + " not found");
+    }
+
+    private static boolean run(String cmd) throws IOException {
+        Process p = new ProcessBuilder(cmd.split(" ")).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        return waitFor(p) == 0;
+    }
+
+    private static int waitFor(Process p) throws IOException {
+        try {
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException("iptables did not finish in 30 s");
+            }
+            return p.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (iptables) {
+            try {
+                run("iptables -w -D OUTPUT " + rule(true));
+                run("iptables -w -D OUTPUT " + rule(false));
+            } catch (IOException e) {
+                System.err.println("cannot remove the iptables counting rules: " + e.getMessage());
+            }
+        }
+    }
+
+    /** 1-minute load average, NaN if unknown. */
+    static double load() {
+        try {
+            return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+}

@@ -13,22 +13,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.lang.reflect.Constructor;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Runs Iceberg's REST catalog test server ({@code org.apache.iceberg.rest.RESTCatalogServer} of
- * {@code iceberg-open-api} test-fixtures: a JdbcCatalog on in-memory SQLite behind Iceberg's own
- * REST servlet) in a child JVM, until its stdin closes. The catalog's properties are the system
- * properties {@code rest-server.<property>}. Prints {@code REST-SERVER-READY} once it serves.
+ * Launches Iceberg's REST catalog test server ({@code org.apache.iceberg.rest.RESTCatalogServer}
+ * of {@code iceberg-open-api} test-fixtures: a JdbcCatalog on SQLite behind Iceberg's own REST
+ * servlet) in a child JVM ({@link RestCatalogServerLoopback}), until its stdin closes.
  */
 public final class RestCatalogServerMain {
 
     private RestCatalogServerMain() {}
 
     /**
-     * Starts {@link #main} in a child JVM whose classpath is the module's full test classpath
+     * Starts {@link RestCatalogServerLoopback#main} in a child JVM whose classpath is the module's full test classpath
      * without the Spark runtime (Iceberg's server needs the unshaded iceberg-core), serving a
      * warehouse at {@code s3://<bucket>/wh} whose metadata files it writes through VendedFileIO
      * with the endpoint's root key. Close its stdin to stop it.
@@ -59,7 +57,7 @@ public final class RestCatalogServerMain {
         props.forEach((k, v) -> cmd.add("-Drest-server." + k + "=" + v));
         cmd.add("-cp");
         cmd.add(String.join(java.io.File.pathSeparator, cp));
-        cmd.add(RestCatalogServerMain.class.getName());
+        cmd.add("dev.vended.storage.iceberg.RestCatalogServerLoopback");
         Path log = Paths.get("target", "rest-catalog-server.log");
         Process p = new ProcessBuilder(cmd).redirectErrorStream(false).redirectError(log.toFile()).start();
         CompletableFuture<Boolean> ready =
@@ -84,36 +82,5 @@ public final class RestCatalogServerMain {
             throw new IllegalStateException("Iceberg's REST catalog server did not start; see " + log.toAbsolutePath());
         }
         return p;
-    }
-
-
-    /**
-     * @param args unused
-     * @throws Exception when the server cannot start
-     */
-    public static void main(String[] args) throws Exception {
-        Map<String, String> config = new HashMap<>();
-        System.getProperties().forEach((k, v) -> {
-            String key = k.toString();
-            if (key.startsWith("rest-server.")) {
-                config.put(key.substring("rest-server.".length()), v.toString());
-            }
-        });
-        Class<?> type = Class.forName("org.apache.iceberg.rest.RESTCatalogServer");
-        Constructor<?> ctor = type.getDeclaredConstructor(Map.class);
-        ctor.setAccessible(true);
-        Object server = ctor.newInstance(config);
-        type.getMethod("start", boolean.class).invoke(server, false);
-        System.out.println("REST-SERVER-READY");
-        System.out.flush();
-        try {
-            while (System.in.read() >= 0) {
-                // until the parent closes our stdin
-            }
-        } catch (IOException e) {
-            // the parent is gone
-        }
-        type.getMethod("stop").invoke(server);
-        System.exit(0);
     }
 }

@@ -66,25 +66,38 @@ final class Jfr {
         {"java.", "JDK"},
     };
 
+    /**
+     * The component a sample is charged to: the first I/O component anywhere in the stack (the
+     * library, S3A, the SDK, HTTP clients, sockets), else the first frame of Parquet, else Spark,
+     * else the top frame's class.
+     */
     static String component(RecordedStackTrace st) {
-        if (st == null) {
+        if (st == null || st.getFrames().isEmpty()) {
             return "?";
         }
+        String fallback = null;
         for (RecordedFrame f : st.getFrames()) {
             String c = f.getMethod().getType().getName();
             for (String[] p : COMPONENTS) {
-                if (c.startsWith(p[0]) && !p[1].equals("JDK")) {
-                    return p[1];
+                if (c.startsWith(p[0])) {
+                    if (IO.contains(p[1])) {
+                        return p[1];
+                    }
+                    if (fallback == null && (p[1].equals("Parquet") || p[1].equals("Spark"))) {
+                        fallback = p[1];
+                    }
                 }
             }
         }
-        RecordedFrame top = st.getFrames().isEmpty() ? null : st.getFrames().get(0);
-        return top == null ? "?" : "JDK/other (" + top.getMethod().getType().getName() + ")";
+        return fallback != null ? fallback : "other (" + st.getFrames().get(0).getMethod().getType().getName() + ")";
     }
+
+    private static final java.util.Set<String> IO = java.util.Set.of("VendedFileSystem", "vended core (JNI)",
+            "S3A", "SDK Apache HttpClient", "AWS SDK", "Apache HttpClient", "JDK NIO/sockets");
 
     /** Per group: samples by component, and the top self frames. */
     String summary() throws IOException {
-        StringBuilder sb = new StringBuilder("\n### JFR: Java execution samples by component (first known frame)\n\n");
+        StringBuilder sb = new StringBuilder("\n### JFR: Java execution samples by component (I/O if any I/O frame is on the stack, else Parquet, else Spark)\n\n");
         for (Map.Entry<String, List<Path>> g : groups.entrySet()) {
             Map<String, Integer> comp = new HashMap<>();
             Map<String, Integer> self = new HashMap<>();

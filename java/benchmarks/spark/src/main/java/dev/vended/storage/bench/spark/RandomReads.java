@@ -35,7 +35,8 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
  * stream} ({@link ObjectStore#openInput} with {@link ReadPolicy#RANDOM} and a known length, one
  * stream per thread, {@code readFully(position, ...)} into a reused array) and {@code sdk} (the
  * AWS SDK v2 {@code S3Client}, its Apache client as S3A uses, a ranged GET per read into a reused
- * array). The same offsets (seeded) for every client; clients alternate within each round.
+ * array). The same offsets (seeded) for every client; clients alternate within each round, after
+ * a warm-up of every client (64 KiB and 1 MiB reads, not measured).
  */
 final class RandomReads {
 
@@ -81,6 +82,12 @@ final class RandomReads {
                     objectSize >> 20, budget >> 20, rounds);
             ExecutorService pool = Executors.newFixedThreadPool(4);
             try {
+                // Warm-up, not measured: every client compiles its request path first.
+                for (String client : CLIENTS) {
+                    for (int size : new int[] {64 << 10, 1 << 20}) {
+                        measure(pool, store, s3, eTag, objectSize, size, 4, client, 0, budget / 2);
+                    }
+                }
                 for (int size : new int[] {64 << 10, 1 << 20, 8 << 20}) {
                     for (int threads : new int[] {1, 4}) {
                         for (int r = 1; r <= rounds; r++) {

@@ -34,7 +34,7 @@ import org.apache.spark.sql.SparkSession;
  * <pre>
  * --suite spark|random   (spark; random: {@link RandomReads})
  * --scale-mb 2048        table size to aim at (Parquet, MiB); random: object size (max 1024)
- * --rounds 3             alternating rounds of the three queries
+ * --rounds 3             alternating rounds of the three queries (after --warmup-rounds 1)
  * --out FILE --json FILE tables (markdown) and the machine-readable summary
  * --log-dir DIR          local-s3's log
  * --jfr DIR              one JFR recording (profile settings) per query run, summarized at the end
@@ -167,6 +167,17 @@ public final class SparkBench {
             System.out.printf(Locale.ROOT, "  write %-6s %8.0f ms  %,d bytes  PUT %d POST %d DELETE %d copies %d  cpu %.0f ms%n",
                     fs, w.wallMs, sizes.get(fs), w.puts, w.posts, w.deletes, w.copies, w.cpuMs);
         }
+        // Warm-up rounds (not measured; --warmup-rounds, default 1): the first run of each query
+        // compiles its code, whichever FileSystem runs it.
+        for (int r = 0; r < Integer.parseInt(arg("warmup-rounds", "1")); r++) {
+            for (String fs : FS) {
+                for (String q : QUERIES) {
+                    Lineitem.query(spark.read().parquet(base(fs)), q, r);
+                }
+            }
+            System.out.printf(Locale.ROOT, "  warm-up round %d done%n", r + 1);
+        }
+        counters.since(counters.mark());
         SplittableRandom rnd = new SplittableRandom(23);
         for (int r = 1; r <= rounds; r++) {
             long key = rnd.nextLong(rows) / 4;

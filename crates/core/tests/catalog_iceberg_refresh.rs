@@ -372,3 +372,129 @@ async fn a_store_on_stage_create_credentials_keeps_working_through_the_commit() 
         assert_eq!(st.rejected, 0, "key {key} was rejected: {st:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_answer_about_to_expire_is_replaced_by_a_catalog_call_not_refused() {
+    // apache/iceberg#15678: a loadTable answer that sat in a cache reaches the store with less
+    // than the minimum remaining lifetime (500 ms); the store must get a fresh one.
+    let s3 = endpoint().await;
+    let location = format!("s3://{BUCKET}/iceberg/db/cached");
+    let scope = format!("{BUCKET}/iceberg/");
+    let stale = s3.issue_credentials(Duration::from_millis(300), Some(&scope));
+    let (s3c, prefix) = (s3.clone(), location.clone());
+    let catalog = MockCatalog::start(move |_| {
+        let c = s3c.issue_credentials(Duration::from_secs(600), Some(&scope));
+        Reply::json(
+            200,
+            json!({"storage-credentials": [{"prefix": prefix, "config": {
+            "s3.access-key-id": c.access_key_id, "s3.secret-access-key": c.secret_access_key,
+            "s3.session-token": c.session_token,
+            "s3.session-token-expires-at-ms": c.expires_at_millis.to_string()}}]})
+            .to_string(),
+        )
+    });
+    let provider = Arc::new(
+        IcebergRestCredentialsProvider::builder_for_location("", &location)
+            .load_table_config([(
+                S3_REFRESH_ENDPOINT,
+                format!(
+                    "{}/v1/namespaces/db/tables/cached/credentials",
+                    catalog.url()
+                ),
+            )])
+            .storage_credential(
+                &location,
+                [
+                    ("s3.access-key-id", stale.access_key_id.clone()),
+                    ("s3.secret-access-key", stale.secret_access_key.clone()),
+                    ("s3.session-token", stale.session_token.clone()),
+                    (
+                        "s3.session-token-expires-at-ms",
+                        stale.expires_at_millis.to_string(),
+                    ),
+                ],
+            )
+            .build()
+            .unwrap(),
+    );
+    let options = HashMap::from([
+        ("aws_endpoint".to_string(), s3.endpoint()),
+        ("aws_region".to_string(), "us-east-1".to_string()),
+        ("aws_allow_http".to_string(), "true".to_string()),
+    ]);
+    let store = registry()
+        .open(
+            &location,
+            options,
+            Some(provider.clone() as _),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    store
+        .put("data/0", Bytes::from_static(b"row 0"))
+        .await
+        .expect("put on the catalog's fresh credential");
+    assert_eq!((catalog.count(), provider.calls()), (1, 1));
+    let current = store.refresher().unwrap().current_options();
+    assert_ne!(current["aws_access_key_id"], stale.access_key_id);
+    let stats = store.refresh_stats().unwrap();
+    assert_eq!(stats.failures, 0, "{stats:?}");
+}
+
+#[tokio::test]
+async fn a_provider_without_table_refreshes_through_the_endpoint_or_names_the_missing_key() {
+    let catalog = MockCatalog::start(|_| s3_answer("s3://bucket/wh/", "REFRESHED"));
+    let location = "s3://bucket/wh/db/orders";
+    // A relative endpoint resolves against the catalog URI; the endpoint is the whole address.
+    let p = IcebergRestCredentialsProvider::builder_for_location(
+        format!("{}/api/catalog", catalog.url()),
+        location,
+    )
+    .token(TOKEN)
+    .load_table_config([(
+        S3_REFRESH_ENDPOINT,
+        "v1/wh/namespaces/db/tables/orders/credentials",
+    )])
+    .storage_credential(location, seed("LOAD-TABLE"))
+    .build()
+    .unwrap();
+    assert!(
+        p.provider_id().contains(":endpoint=") && p.provider_id().contains(location),
+        "{}",
+        p.provider_id()
+    );
+    let first = p.fetch_storage_options().await.unwrap().unwrap();
+    assert_eq!(
+        (first["aws_access_key_id"].as_str(), p.calls()),
+        ("LOAD-TABLE", 0)
+    );
+    let refreshed = p.fetch_storage_options().await.unwrap().unwrap();
+    assert_eq!(refreshed["aws_access_key_id"], "REFRESHED");
+    assert_eq!(
+        catalog.requests().pop().unwrap().target,
+        "/api/catalog/v1/wh/namespaces/db/tables/orders/credentials"
+    );
+    // A relative endpoint without a catalog URI is refused at build, naming `uri`.
+    let e = IcebergRestCredentialsProvider::builder_for_location("", location)
+        .load_table_config([(S3_REFRESH_ENDPOINT, "v1/x/credentials")])
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("uri"), "{e}");
+    // Static keys in the config and no refresh endpoint: served once, then a clear failure.
+    let p = IcebergRestCredentialsProvider::builder_for_location("", location)
+        .load_table_config([
+            ("s3.access-key-id", "STATIC"),
+            ("s3.secret-access-key", "secret-of-static"),
+        ])
+        .build()
+        .unwrap();
+    assert_eq!(p.credentials_url(), "");
+    let first = p.fetch_storage_options().await.unwrap().unwrap();
+    assert_eq!(first["aws_access_key_id"], "STATIC");
+    let e = p.fetch_storage_options().await.unwrap_err().to_string();
+    assert!(
+        e.contains(S3_REFRESH_ENDPOINT) && e.contains(location) && !e.contains("secret-of-static"),
+        "{e}"
+    );
+    assert_eq!(catalog.count(), 1);
+}

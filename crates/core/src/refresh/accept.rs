@@ -3,11 +3,27 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::config::millis;
 use super::{Generation, Inner};
 use crate::error::{Error, Result};
 use crate::options::{has_credentials, merge, StorageOptions};
+
+/// Whether credentials expiring at `expires_at_millis` are refused at `now_millis` (epoch ms):
+/// already expired, or expiring within `min_remaining` ([`RefreshConfig::min_remaining`]). The
+/// one rule a store applies to every answer; a provider with an answer of its own in hand (the
+/// Iceberg REST provider's first answer) asks it too, to call its catalog instead of serving
+/// one the store would refuse.
+///
+/// [`RefreshConfig::min_remaining`]: super::RefreshConfig::min_remaining
+pub(crate) fn too_soon_to_use(
+    expires_at_millis: i64,
+    now_millis: i64,
+    min_remaining: Duration,
+) -> bool {
+    expires_at_millis.saturating_sub(now_millis) <= millis(min_remaining)
+}
 
 impl<C: Send + Sync + 'static> Inner<C> {
     /// Validates a provider's answer and builds the next generation from it.
@@ -41,7 +57,7 @@ impl<C: Send + Sync + 'static> Inner<C> {
                     now - exp
                 )))
             }
-            Some(exp) if exp - now <= millis(self.config.min_remaining) => {
+            Some(exp) if too_soon_to_use(exp, now, self.config.min_remaining) => {
                 return Err(fail(format!(
                     "returned credentials that expire in {} ms (expires_at_millis={exp}), too soon to use",
                     exp - now

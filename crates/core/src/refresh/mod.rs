@@ -44,6 +44,7 @@ mod slow;
 mod stats;
 mod task;
 
+pub(crate) use accept::too_soon_to_use;
 pub use backoff::{Backoff, Serving};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{setting, RefreshConfig, MAX_SETTING};

@@ -61,7 +61,15 @@
 //! - **First answer.** The first `fetch_storage_options` returns, without a call, the most
 //!   specific storage credential covering the location (as above; none covering it fails at
 //!   build), or when the list is empty the credential keys of `config` (the OpenAPI spec:
-//!   "check `storage-credentials` first, then `config`"). It is skipped when already expired.
+//!   "check `storage-credentials` first, then `config`"). It is skipped, and the catalog
+//!   called, when a store would refuse it: expired or expiring within the default
+//!   [`RefreshConfig::min_remaining`] (500 ms), the refresher's own rule (a cached `loadTable`
+//!   answer is nearly expired by the time a task opens its store, apache/iceberg#15678). One
+//!   inside the lead time is served and refreshed in the background.
+//! - **Without namespace and table.** [`IcebergRestCredentialsProvider::builder_for_location`]
+//!   (what an Iceberg `FileIO` has: Iceberg never tells it the table): refreshes go to the
+//!   refresh endpoint of the config alone; without one the first answer is served (e.g. static
+//!   `s3.access-key-id` keys of the config) and a later fetch fails naming the missing key.
 //! - **Refresh endpoint.** Later fetches call the endpoint `config` names for the location's
 //!   cloud: [`S3_REFRESH_ENDPOINT`] (`client.refresh-credentials-endpoint`, for
 //!   `s3`/`s3a`/`s3n`), [`ADLS_REFRESH_ENDPOINT`] (`adls.refresh-credentials-endpoint`, for
@@ -91,6 +99,7 @@
 //! `IcebergErrorResponse`); their fields are read through a shape that reports a wrong JSON
 //! type by the field's name, never by its value.
 
+mod builder;
 mod credentials;
 mod table;
 mod wire;
@@ -98,17 +107,17 @@ mod wire;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
 
 use super::http::CatalogHttp;
-use super::{auth_id, display_url, CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
+use super::{CatalogError, CatalogErrorKind, DEFAULT_CATALOG_TIMEOUT};
 use crate::error::{Error, Result};
 use crate::options::StorageOptions;
 use crate::provider::StorageOptionsProvider;
+use crate::refresh::{too_soon_to_use, RefreshConfig};
+pub use builder::IcebergRestCredentialsProviderBuilder;
 use credentials::select_credentials;
-use table::{first_answer, refresh_endpoint_key, resolve_endpoint};
 pub use table::{
     IcebergTableCredentials, ADLS_REFRESH_ENDPOINT, GCS_REFRESH_ENDPOINT, S3_REFRESH_ENDPOINT,
 };
@@ -135,176 +144,6 @@ pub const GOOGLE_BEARER_TOKEN: &str = "google_bearer_token";
 pub const AZURE_STORAGE_SAS_TOKEN: &str = "azure_storage_sas_token";
 /// `azure_storage_account_name`: the Azure storage account (`object_store`'s key).
 pub const AZURE_STORAGE_ACCOUNT_NAME: &str = "azure_storage_account_name";
-
-/// Builds an [`IcebergRestCredentialsProvider`].
-#[derive(Clone)]
-pub struct IcebergRestCredentialsProviderBuilder {
-    uri: String,
-    prefix: Option<String>,
-    namespace: Vec<String>,
-    table: String,
-    location: String,
-    separator: String,
-    headers: Vec<(String, String)>,
-    timeout: Duration,
-    vended: IcebergTableCredentials,
-}
-
-impl fmt::Debug for IcebergRestCredentialsProviderBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("IcebergRestCredentialsProviderBuilder")
-            .field("uri", &self.uri)
-            .field("prefix", &self.prefix)
-            .field("namespace", &self.namespace)
-            .field("table", &self.table)
-            .field("location", &self.location)
-            .field("headers", &names)
-            .field("timeout", &self.timeout)
-            .field("vended", &self.vended)
-            .finish()
-    }
-}
-
-impl IcebergRestCredentialsProviderBuilder {
-    /// The catalog's path prefix (the `prefix` of its `/v1/config` answer), e.g. `warehouse1`.
-    /// Empty means none.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        let p: String = prefix.into();
-        self.prefix = Some(p).filter(|p| !p.trim_matches('/').is_empty());
-        self
-    }
-
-    /// Sends `Authorization: Bearer {token}`.
-    pub fn token(self, token: impl AsRef<str>) -> Self {
-        let value = format!("Bearer {}", token.as_ref());
-        self.header("Authorization", value)
-    }
-
-    /// Adds a header sent with every request. Its value is treated as a secret (see
-    /// [`IcebergRestCredentialsProvider`]).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// The separator of namespace parts in the path, as advertised by the catalog's
-    /// `namespace-separator` (decoded, e.g. `"."`); default `0x1F`.
-    pub fn namespace_separator(mut self, separator: impl Into<String>) -> Self {
-        self.separator = separator.into();
-        self
-    }
-
-    /// The timeout of one call, connection included (default [`DEFAULT_CATALOG_TIMEOUT`], 10 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Builds the provider. No request is sent.
-    ///
-    /// # Errors
-    /// [`Error::InvalidOption`] when the URI is not an `http`/`https` URL (key `uri`), the
-    /// namespace is empty or has an empty part (key `namespace`), the table name or the
-    /// location is empty, the separator is empty, a header is not valid HTTP (key `headers`;
-    /// never quoting the value), the timeout is zero, the refresh endpoint of the location's
-    /// cloud does not resolve to an `http(s)` URL (key: the endpoint's config key), no given
-    /// storage credential covers the location (key `storage_credentials`), or the first
-    /// answer's expiry is not epoch milliseconds (the message names the Iceberg key, never its
-    /// value).
-    pub fn build(self) -> Result<IcebergRestCredentialsProvider> {
-        let base = url::Url::parse(self.uri.trim())
-            .map_err(|e| Error::invalid_option("uri", format!("not a URL ({e})")))?;
-        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-            return Err(Error::invalid_option(
-                "uri",
-                "the catalog URI must be an http:// or https:// URL",
-            ));
-        }
-        if self.namespace.is_empty() || self.namespace.iter().any(String::is_empty) {
-            return Err(Error::invalid_option(
-                "namespace",
-                format!(
-                    "{:?} must have at least one part and no empty part",
-                    self.namespace
-                ),
-            ));
-        }
-        if self.separator.is_empty() {
-            return Err(Error::invalid_option(
-                "namespace_separator",
-                "must not be empty",
-            ));
-        }
-        if self.table.is_empty() {
-            return Err(Error::invalid_option(
-                "table",
-                "the table name must not be empty",
-            ));
-        }
-        if self.location.trim().is_empty() {
-            return Err(Error::invalid_option(
-                "location",
-                "the table location must not be empty",
-            ));
-        }
-        let namespace = self.namespace.join(&self.separator);
-        let mut url = base.clone();
-        url.set_query(None);
-        url.set_fragment(None);
-        {
-            let mut segments = url
-                .path_segments_mut()
-                .map_err(|_| Error::invalid_option("uri", "the catalog URI cannot have a path"))?;
-            segments.pop_if_empty().push("v1");
-            if let Some(prefix) = &self.prefix {
-                segments.extend(prefix.split('/').filter(|s| !s.is_empty()));
-            }
-            segments.extend([
-                "namespaces",
-                namespace.as_str(),
-                "tables",
-                self.table.as_str(),
-                "credentials",
-            ]);
-        }
-        let refresh = refresh_endpoint_key(&self.location)
-            .and_then(|key| Some(key).zip(self.vended.config.get(key)));
-        if let Some((key, endpoint)) = refresh {
-            url = resolve_endpoint(&base, key, endpoint)?;
-        }
-        if let Some(plan) = &self.vended.plan_id {
-            url.query_pairs_mut().append_pair("planId", plan);
-        }
-        let first = first_answer(&self.vended, &self.location)?;
-        let http = CatalogHttp::new(CATALOG, &self.headers, self.timeout)?;
-        let shown = display_url(&base);
-        let dotted = format!("{}.{}", self.namespace.join("."), self.table);
-        let mut id = format!(
-            "iceberg-rest:{shown}:{}:{dotted}:{}:auth={}",
-            self.prefix.as_deref().unwrap_or(""),
-            self.location,
-            auth_id(&self.headers)
-        );
-        if let Some(plan) = &self.vended.plan_id {
-            id.push_str(&format!(":plan={plan}"));
-        }
-        if self.vended.staged {
-            id.push_str(":staged");
-        }
-        Ok(IcebergRestCredentialsProvider {
-            endpoint: display_url(&url),
-            table: dotted,
-            location: self.location,
-            url,
-            http,
-            id,
-            calls: AtomicU64::new(0),
-            first: Mutex::new(first),
-            staged: self.vended.staged,
-        })
-    }
-}
 
 /// Vends a table's credentials through the Iceberg REST `loadCredentials` operation (see the
 /// [module documentation](self) for the wire format and the key mapping).
@@ -338,7 +177,8 @@ pub struct IcebergRestCredentialsProvider {
     endpoint: String,
     table: String,
     location: String,
-    url: url::Url,
+    /// Where refreshes go, or why there is nowhere (no namespace/table and no refresh endpoint).
+    url: std::result::Result<url::Url, String>,
     http: CatalogHttp,
     id: String,
     calls: AtomicU64,
@@ -383,11 +223,31 @@ impl IcebergRestCredentialsProvider {
         }
     }
 
+    /// Starts building a provider for data at `location` without naming its table: what the
+    /// catalog returned with the table (its `loadTable` config and storage credentials, given
+    /// to the builder) is the first answer, and refreshes go to the refresh endpoint the
+    /// config names for the location's cloud (the whole address; an absolute URL, or a path
+    /// resolved against `uri`). This is what an Iceberg `FileIO` has: Iceberg never tells it
+    /// the table. `uri` may be empty when the endpoint is absolute or there is none. Without a
+    /// refresh endpoint the provider serves its first answer (e.g. static `s3.access-key-id`
+    /// keys of the config) and a later fetch fails naming the missing endpoint key. Messages
+    /// and the provider id name the location and the endpoint instead of a table
+    /// (`iceberg-rest:{uri}:{prefix}:endpoint={endpoint}:{location}:auth={fingerprint}`).
+    pub fn builder_for_location(
+        uri: impl Into<String>,
+        location: impl Into<String>,
+    ) -> IcebergRestCredentialsProviderBuilder {
+        Self::builder(uri, Vec::<String>::new(), "", location)
+    }
+
     /// The URL this provider calls: the refresh endpoint of the location's cloud from the table
     /// config, resolved, else `loadCredentials`; with `?planId=` for a scan plan's credentials
     /// (prints no secret: tokens travel in headers).
+    /// Empty when there is none: a provider built with
+    /// [`builder_for_location`](Self::builder_for_location) from a config without refresh
+    /// endpoint serves its first answer only.
     pub fn credentials_url(&self) -> &str {
-        self.url.as_str()
+        self.url.as_ref().map_or("", url::Url::as_str)
     }
 
     /// The table location credentials are chosen for.
@@ -402,19 +262,28 @@ impl IcebergRestCredentialsProvider {
         self.calls.load(Ordering::Relaxed)
     }
 
-    /// Takes the first answer if it is still unserved and not expired.
+    /// Takes the first answer if it is still unserved and a store would accept it: not
+    /// expired and not expiring within the store's minimum remaining lifetime (the refresher's
+    /// own rule, [`too_soon_to_use`], with the default [`RefreshConfig::min_remaining`]).
+    /// Otherwise the catalog is called: a `loadTable` answer that sat in a cache (Spark's table
+    /// cache hands tasks credentials up to 30 s old, apache/iceberg#15678) is replaced, never
+    /// refused. A first answer inside the lead time but outside that minimum is served: the
+    /// store then refreshes in the background and requests go on with it.
     fn take_first(&self) -> Option<StorageOptions> {
         let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
         let (options, expires) = first.take()?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        expires.is_none_or(|at| at > now).then_some(options)
+        let min_remaining = RefreshConfig::default().min_remaining;
+        expires
+            .is_none_or(|at| !too_soon_to_use(at, now, min_remaining))
+            .then_some(options)
     }
 
     fn operation(&self) -> String {
         format!(
-            "load credentials of table '{}' at {}",
+            "load credentials of table {} at {}",
             self.table, self.endpoint
         )
     }
@@ -439,7 +308,23 @@ impl IcebergRestCredentialsProvider {
     pub async fn load_credentials(&self) -> Result<StorageOptions> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let operation = self.operation();
-        let request = self.http.client().get(self.url.clone());
+        let url = match &self.url {
+            Ok(url) => url.clone(),
+            Err(missing) => {
+                return Err(Error::Provider {
+                    provider: self.id.clone(),
+                    message: format!(
+                        "cannot refresh the credentials of {}: {missing}, and no namespace and \
+                         table were given to call loadCredentials (its first answer was served or \
+                         is expired)",
+                        self.table
+                    ),
+                    retryable: false,
+                    source: None,
+                })
+            }
+        };
+        let request = self.http.client().get(url);
         let answer: LoadCredentialsResponse = self
             .http
             .send_json(request, &operation, RESPONSE, iceberg_error_body)
@@ -449,7 +334,7 @@ impl IcebergRestCredentialsProvider {
                     return self.fail(e);
                 }
                 e.message = format!(
-                    "table '{}' is staged (stage-create, not committed yet) and the catalog \
+                    "table {} is staged (stage-create, not committed yet) and the catalog \
                      vends no credentials for it until the create is committed \
                      (apache/iceberg#13554); its stage-create credentials are used until \
                      they expire: {}",

@@ -143,8 +143,13 @@ pub(super) fn refresh_endpoint_key(location: &str) -> Option<&'static str> {
 ///
 /// # Errors
 /// [`Error::InvalidOption`] naming `key` (not the value) when the result is not an `http(s)`
-/// URL.
-pub(super) fn resolve_endpoint(base: &url::Url, key: &str, endpoint: &str) -> Result<url::Url> {
+/// URL; [`Error::InvalidOption`] (key `uri`) when the endpoint is a path and there is no catalog URI
+/// (`base` is `None`).
+pub(super) fn resolve_endpoint(
+    base: Option<&url::Url>,
+    key: &str,
+    endpoint: &str,
+) -> Result<url::Url> {
     let endpoint = endpoint.trim();
     let bad = |why: &str| Error::invalid_option(key, format!("the refresh endpoint {why}"));
     if endpoint.is_empty() {
@@ -156,6 +161,12 @@ pub(super) fn resolve_endpoint(base: &url::Url, key: &str, endpoint: &str) -> Re
     } else if endpoint.contains("://") {
         return Err(bad("must be an http:// or https:// URL or a path"));
     } else {
+        let Some(base) = base else {
+            return Err(Error::invalid_option(
+                "uri",
+                format!("the refresh endpoint ({key}) is a path, which needs the catalog URI"),
+            ));
+        };
         let mut dir = base.clone();
         dir.set_query(None);
         dir.set_fragment(None);

@@ -242,11 +242,11 @@ fn refresh_endpoints_resolve_against_the_catalog_uri_as_a_directory() {
         ),
         ("http://h:1/api?q=1", "creds", "http://h:1/api/creds"),
     ] {
-        let got = table::resolve_endpoint(&url(base), key, endpoint).unwrap();
+        let got = table::resolve_endpoint(Some(&url(base)), key, endpoint).unwrap();
         assert_eq!(got.as_str(), want, "{base} + {endpoint}");
     }
     for bad in ["", "  ", "ftp://h/x", "file:///etc/passwd"] {
-        let e = table::resolve_endpoint(&url("http://h:1/api"), key, bad)
+        let e = table::resolve_endpoint(Some(&url("http://h:1/api")), key, bad)
             .unwrap_err()
             .to_string();
         assert!(e.contains(key), "{e}");
@@ -443,4 +443,80 @@ fn an_expired_first_answer_is_skipped_and_a_staged_table_is_in_the_id() {
         !shown.contains("SECRET-V") && !shown.contains("TOKEN-V"),
         "{shown}"
     );
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn static_first_answer(expires_in_millis: i64) -> IcebergRestCredentialsProvider {
+    IcebergRestCredentialsProvider::builder_for_location("", "s3://b/t")
+        .storage_credential(
+            "s3://b/",
+            [
+                ("s3.access-key-id", "K".to_string()),
+                ("s3.secret-access-key", "S".to_string()),
+                (
+                    "s3.session-token-expires-at-ms",
+                    (now_millis() + expires_in_millis).to_string(),
+                ),
+            ],
+        )
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_first_answer_the_store_would_refuse_is_skipped() {
+    let min = crate::refresh::RefreshConfig::default().min_remaining;
+    let min = i64::try_from(min.as_millis()).unwrap();
+    // Expired, and within the minimum remaining lifetime: not served (the catalog is called).
+    for expires_in in [-1_000, 0, min / 2, min] {
+        assert!(
+            static_first_answer(expires_in).take_first().is_none(),
+            "{expires_in}"
+        );
+    }
+    // Comfortably beyond it: served, once.
+    let p = static_first_answer(min + 60_000);
+    assert_eq!(p.take_first().unwrap()[AWS_ACCESS_KEY_ID], "K");
+    assert!(p.take_first().is_none());
+}
+
+#[test]
+fn a_spec_without_namespace_and_table_names_the_location_and_endpoint() {
+    let spec = crate::catalog::CatalogSpec::parse(
+        "iceberg-rest",
+        [
+            ("location", "s3://b/wh/t"),
+            (
+                "config.client.refresh-credentials-endpoint",
+                "http://h:1/v1/namespaces/db/tables/t/credentials",
+            ),
+        ],
+    )
+    .unwrap();
+    let p = spec.iceberg_provider().unwrap();
+    assert_eq!(
+        p.credentials_url(),
+        "http://h:1/v1/namespaces/db/tables/t/credentials"
+    );
+    assert_eq!(
+        p.provider_id(),
+        "iceberg-rest:::endpoint=http://h:1/v1/namespaces/db/tables/t/credentials:s3://b/wh/t:auth=none"
+    );
+    // Only one of the two is still an error naming the other.
+    let e = crate::catalog::CatalogSpec::parse(
+        "iceberg-rest",
+        [
+            ("uri", "http://h:1"),
+            ("location", "s3://b/t"),
+            ("table", "t"),
+        ],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("'namespace'"), "{e}");
 }

@@ -6,7 +6,7 @@
 //! | kind | keys |
 //! |---|---|
 //! | `lance-namespace` | `endpoint` (required), `table_id` (required; parts joined by `delimiter`), `delimiter` (default `$`) |
-//! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`), `namespace_separator` (default the unit separator U+001F), `prefix`; what the catalog returned with the table: `config.<key>` (the `LoadTableResult` `config`), `storage_credential.<n>.prefix` and `storage_credential.<n>.config.<key>` (its `storage-credentials`, `<n>` = 0, 1, ...), `plan_id`, `staged` (`true`/`false`) |
+//! | `iceberg-rest` | `uri`, `namespace`, `table`, `location` (all required; `namespace` parts joined by `namespace_separator`; without both `namespace` and `table` the refresh endpoint of `config.` is the whole address and `uri`, then optional, only resolves a relative one: see `IcebergRestCredentialsProvider::builder_for_location`), `namespace_separator` (default the unit separator U+001F), `prefix`; what the catalog returned with the table: `config.<key>` (the `LoadTableResult` `config`), `storage_credential.<n>.prefix` and `storage_credential.<n>.config.<key>` (its `storage-credentials`, `<n>` = 0, 1, ...), `plan_id`, `staged` (`true`/`false`) |
 //! | `unity-catalog` | `uri` (required), one of `table` (`catalog.schema.table`), `table_id` or `path` (a storage URL: path credentials; `table` may come with `table_id`, then naming it in messages only), `operation` (`READ` or `READ_WRITE`; default `READ`), `location` (with `table_id`: the table's storage location) |
 //! | all | `timeout_millis` (decimal milliseconds, > 0; default 10 s), `header.<Name>` = value, `bearer_token`, `access_mode` (`read` or `read_write`: the access mode of the store the provider serves; a Unity Catalog spec then asks for `READ` / `READ_WRITE` (`PATH_READ` / `PATH_READ_WRITE`), and an `operation` given too must agree; Lance Namespace and Iceberg REST have no such parameter and only check the value) |
 //!
@@ -74,9 +74,10 @@ pub enum CatalogSpec {
         uri: String,
         /// The catalog's path prefix, if any.
         prefix: Option<String>,
-        /// The namespace's parts, outermost first.
+        /// The namespace's parts, outermost first; empty (with an empty `table`) for a
+        /// location refreshed through the config's refresh endpoint alone.
         namespace: Vec<String>,
-        /// The table name.
+        /// The table name; empty with an empty `namespace`.
         table: String,
         /// The table's location (credentials are chosen for it).
         location: String,

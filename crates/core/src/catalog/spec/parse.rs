@@ -344,11 +344,22 @@ impl CatalogSpec {
                 "namespace_separator",
                 DEFAULT_NAMESPACE_SEPARATOR,
             )?;
+            // Neither namespace nor table: refreshed through the config's refresh endpoint only.
+            let tableless = !keys.map.contains_key("namespace") && !keys.map.contains_key("table");
             CatalogSpec::Iceberg {
-                uri: keys.required("uri")?,
+                uri: match tableless {
+                    true => keys.optional("uri").unwrap_or_default(),
+                    false => keys.required("uri")?,
+                },
                 prefix: keys.optional("prefix").filter(|p| !p.is_empty()),
-                namespace: keys.parts("namespace", &separator)?,
-                table: keys.required("table")?,
+                namespace: match tableless {
+                    true => Vec::new(),
+                    false => keys.parts("namespace", &separator)?,
+                },
+                table: match tableless {
+                    true => String::new(),
+                    false => keys.required("table")?,
+                },
                 location: keys.required("location")?,
                 separator,
                 headers,

@@ -174,3 +174,59 @@ async fn recorded_uploads_under_a_prefix_are_aborted_and_their_records_deleted()
         "{e}"
     );
 }
+
+/// Issue 23's goal, measured on demand (`cargo test -p vended-storage --test pending_commit --
+/// --ignored`): a large pending write (`SIZE_MIB`; 2048 for the issue's 2 GB on a fast machine)
+/// is published by one request that carries no data, whatever its size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes 2 GiB; run on demand"]
+async fn committing_a_large_write_is_one_request_and_copies_nothing() {
+    const SIZE_MIB: usize = 256;
+    const PART_MIB: usize = 16;
+    let s3 = endpoint().await;
+    // The endpoint's root key: a large write may take minutes in a debug build on a loaded machine.
+    let root = || {
+        registry()
+            .open(
+                &format!("s3://{BUCKET}/big"),
+                s3.root_storage_options(),
+                None,
+                RefreshConfig::default(),
+            )
+            .unwrap()
+    };
+    let store = root();
+    let chunk = bytes::Bytes::from(data(PART_MIB * MIB, 5));
+    let options = WriterOptions {
+        part_size: PART_MIB * MIB,
+        max_concurrency: 2,
+        ..WriterOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let mut w = store.pending_writer("big", options, None).await.unwrap();
+    for _ in 0..SIZE_MIB / PART_MIB {
+        w.put(chunk.clone()).await.unwrap();
+    }
+    let pending = w.finish_pending().await.unwrap();
+    let written = started.elapsed();
+    assert_eq!(pending.length, (SIZE_MIB * MIB) as u64);
+    assert_eq!(pending.parts.len(), SIZE_MIB / PART_MIB);
+
+    let before = s3.request_log().len();
+    let started = std::time::Instant::now();
+    root().complete_pending(&pending).await.unwrap();
+    let committed = started.elapsed();
+    let during: Vec<_> = s3.request_log()[before..]
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.key.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(during, vec!["POST big/big".to_string()]);
+    assert_eq!(
+        store.head("big").await.unwrap().size,
+        (SIZE_MIB * MIB) as u64
+    );
+    assert_eq!(incomplete(&s3), 0);
+    eprintln!(
+        "{SIZE_MIB} MiB: parts written in {written:?}; committed in {committed:?} with {during:?}"
+    );
+}

@@ -1,6 +1,7 @@
 package dev.vended.storage.hadoop;
 
 import dev.vended.storage.ObjectMeta;
+import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.PendingCommit;
 import dev.vended.storage.PendingCommits;
@@ -165,7 +166,7 @@ public class PendingCommitter extends FileOutputCommitter {
             List<Future<?>> done = new ArrayList<>();
             for (PendingCommit p : pending) {
                 done.add(pool.submit(() -> {
-                    commits.commit(p);
+                    complete(commits, s.store, p);
                     return null;
                 }));
             }
@@ -225,6 +226,27 @@ public class PendingCommitter extends FileOutputCommitter {
     @Override
     public String toString() {
         return "PendingCommitter{out=" + out + ", jobId=" + jobId + "}";
+    }
+
+    /**
+     * Completes {@code p}; an upload the store no longer knows whose object is there with the
+     * pending length counts as completed (a job commit run again after it failed half-way).
+     */
+    private static void complete(PendingCommits commits, ObjectStore store, PendingCommit p)
+            throws StorageException {
+        try {
+            commits.commit(p);
+        } catch (ObjectNotFoundException e) {
+            ObjectMeta m;
+            try {
+                m = store.head(p.key());
+            } catch (ObjectNotFoundException missing) {
+                throw e;
+            }
+            if (m.size() != p.length()) {
+                throw e;
+            }
+        }
     }
 
     private static void deleteUnder(ObjectStore store, String prefix) throws StorageException {

@@ -145,6 +145,20 @@ class PendingCommitterTest {
                 Thread.sleep(200);
             }
 
+            // A job commit that failed half-way and runs again: one upload is completed already.
+            PendingCommitFileSystem.StoreAndKey sk =
+                    ((PendingCommitFileSystem) fs).storeOf(new Path(out, "part-2"));
+            String set =
+                    new String(
+                            sk.store().get(
+                                    MagicPaths.jobKey("out/data", job.toString())
+                                            + "/tasks/"
+                                            + t1.getTaskAttemptID().getTaskID()
+                                            + ".pendingset"),
+                            StandardCharsets.UTF_8);
+            dev.vended.storage.PendingCommits.of(sk.store())
+                    .commit(dev.vended.storage.PendingCommit.fromJson(set.trim()));
+
             new PendingCommitter(out, jobContext).commitJob(jobContext);
 
             assertThat(read(fs, new Path(out, "part-0"))).isEqualTo(a);

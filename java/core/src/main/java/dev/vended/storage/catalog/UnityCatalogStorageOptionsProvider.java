@@ -106,7 +106,11 @@ public final class UnityCatalogStorageOptionsProvider extends CatalogSpecProvide
     private final Target target;
     /** @serial The table name, table id or path. */
     private final String name;
-    /** @serial Read or read-write. */
+    /**
+     * @serial Read or read-write, or {@code null}: then the store's access mode decides ({@code
+     *     READ} for {@link dev.vended.storage.AccessMode#READ}, {@code READ_WRITE} for {@code
+     *     READ_WRITE}), and {@code READ} when the store sets none.
+     */
     private final Operation operation;
     /** @serial The storage location of a table given by id, or {@code null}. */
     private final String location;
@@ -129,7 +133,7 @@ public final class UnityCatalogStorageOptionsProvider extends CatalogSpecProvide
         this.uri = Objects.requireNonNull(uri, "uri");
         this.target = Objects.requireNonNull(target, "target");
         this.name = Objects.requireNonNull(name, "name");
-        this.operation = Objects.requireNonNull(operation, "operation");
+        this.operation = operation;
         this.location = location;
         this.tableName = tableName;
         this.headers = new LinkedHashMap<>(headers);
@@ -181,7 +185,9 @@ public final class UnityCatalogStorageOptionsProvider extends CatalogSpecProvide
         Map<String, String> spec = new LinkedHashMap<>();
         spec.put("uri", uri);
         spec.put(target.name().toLowerCase(Locale.ROOT), name);
-        spec.put("operation", operation.name());
+        if (operation != null) {
+            spec.put("operation", operation.name());
+        }
         if (location != null) {
             spec.put("location", location);
         }
@@ -320,9 +326,11 @@ public final class UnityCatalogStorageOptionsProvider extends CatalogSpecProvide
     }
 
     /**
-     * Read or read-write.
+     * Read or read-write, as given to the builder.
      *
-     * @return the operation
+     * @return the operation, or {@code null} when none was given: then the store's access mode
+     *     decides ({@code READ_WRITE} for a store opened {@code READ_WRITE}), and {@code READ} when
+     *     the store sets none
      */
     public Operation operation() {
         return operation;
@@ -370,7 +378,7 @@ public final class UnityCatalogStorageOptionsProvider extends CatalogSpecProvide
         private final String uri;
         private final Target target;
         private final String name;
-        private Operation operation = Operation.READ;
+        private Operation operation;
         private String location;
         private final LinkedHashMap<String, String> headers = new LinkedHashMap<>();
         private Duration timeout = DEFAULT_TIMEOUT;
@@ -382,7 +390,11 @@ public final class UnityCatalogStorageOptionsProvider extends CatalogSpecProvide
         }
 
         /**
-         * Read-only ({@link Operation#READ}, the default) or read-write credentials.
+         * Read-only ({@link Operation#READ}) or read-write credentials. Without this call the store's
+         * access mode decides ({@link dev.vended.storage.AccessMode#READ} asks for {@code READ},
+         * {@code READ_WRITE} for {@code READ_WRITE}), and {@code READ} when the store sets none; an
+         * operation given here that disagrees with the store's access mode fails the open with an
+         * {@code InvalidOptionsException} naming both.
          *
          * @param operation the operation
          * @return this builder

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.vended.storage.AccessMode;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.RefreshStats;
 import dev.vended.storage.testkit.LocalS3Server;
@@ -110,6 +111,70 @@ class UnityCatalogStorageOptionsProviderTest extends CatalogProvidersSupport {
                                             r.body().contains("\"operation\":\"READ_WRITE\"")
                                                     && r.body().contains(TABLE_ID)),
                     requests.toString());
+        }
+        server = null;
+    }
+
+    /**
+     * A spec without an explicit operation asks for what the store's access mode needs: a store
+     * opened {@code READ_WRITE} gets {@code READ_WRITE} credentials and writes; opened {@code READ}
+     * it asks for {@code READ}; an explicit operation that disagrees fails the open naming both.
+     */
+    @Test
+    @Timeout(90)
+    void theStoresAccessModeChoosesTheOperationWhenNoneIsGiven() throws Exception {
+        try (LocalS3Server s3 = LocalS3Server.start("unity-mode")) {
+            String url = start(r -> unity(r, s3, "unity-mode", 60_000));
+            UnityCatalogStorageOptionsProvider byId =
+                    UnityCatalogStorageOptionsProvider.tableId(url, TABLE_ID)
+                            .location("s3://unity-mode/uc/orders")
+                            .bearerToken(TOKEN)
+                            .timeout(GENEROUS)
+                            .build();
+            assertEquals(null, byId.operation());
+            for (AccessMode mode : new AccessMode[] {AccessMode.READ_WRITE, AccessMode.READ}) {
+                requests.clear();
+                try (ObjectStore store =
+                        ObjectStore.builder("s3://unity-mode/uc/orders")
+                                .options(s3.endpointOptions())
+                                .provider(byId)
+                                .accessMode(mode)
+                                .open()) {
+                    if (mode == AccessMode.READ_WRITE) {
+                        store.put("m", "mode".getBytes(StandardCharsets.UTF_8));
+                    }
+                    assertEquals("mode", new String(store.get("m"), StandardCharsets.UTF_8));
+                }
+                String expected = mode == AccessMode.READ ? "\"READ\"" : "\"READ_WRITE\"";
+                assertFalse(requests.isEmpty(), "the store asked the catalog");
+                assertTrue(
+                        requests.stream().allMatch(r -> r.body().contains("\"operation\":" + expected)),
+                        requests.toString());
+            }
+            UnityCatalogStorageOptionsProvider readOnly =
+                    UnityCatalogStorageOptionsProvider.tableId(url, TABLE_ID)
+                            .location("s3://unity-mode/uc/orders")
+                            .operation(UnityCatalogStorageOptionsProvider.Operation.READ)
+                            .bearerToken(TOKEN)
+                            .timeout(GENEROUS)
+                            .build();
+            Exception disagree =
+                    assertThrows(
+                            Exception.class,
+                            () -> {
+                                try (ObjectStore store =
+                                        ObjectStore.builder("s3://unity-mode/uc/orders")
+                                                .options(s3.endpointOptions())
+                                                .provider(readOnly)
+                                                .accessMode(AccessMode.READ_WRITE)
+                                                .open()) {
+                                    store.get("m");
+                                }
+                            });
+            assertTrue(
+                    disagree.getMessage().contains("does not agree with access_mode"),
+                    disagree.getMessage());
+            assertClean(disagree.getMessage());
         }
         server = null;
     }

@@ -41,6 +41,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 final class RandomReads {
 
     static final String[] CLIENTS = {"getRange", "stream", "sdk"};
+    static final int[] SIZES = {64 << 10, 1 << 20, 8 << 20};
     static final String KEY = "random/object";
 
     private final SparkBench b;
@@ -59,6 +60,7 @@ final class RandomReads {
         VendedCredentials key = b.server.issueCredentials(4 * 3600_000L, null);
         Map<String, String> options = b.server.options(key);
         List<Cell> cells = new ArrayList<>();
+        String[] clients = b.arg("clients", String.join(",", CLIENTS)).split(",");
         try (ObjectStore store = ObjectStore.open("s3://vended/", options);
                 S3Client s3 = S3Client.builder()
                         .endpointOverride(URI.create(b.server.endpoint()))
@@ -83,16 +85,16 @@ final class RandomReads {
             ExecutorService pool = Executors.newFixedThreadPool(4);
             try {
                 // Warm-up, not measured: every client compiles its request path first.
-                for (String client : CLIENTS) {
+                for (String client : clients) {
                     for (int size : new int[] {64 << 10, 1 << 20}) {
                         measure(pool, store, s3, eTag, objectSize, size, 4, client, 0, budget / 2);
                     }
                 }
-                for (int size : new int[] {64 << 10, 1 << 20, 8 << 20}) {
-                    for (int threads : new int[] {1, 4}) {
+                for (int size : ints(b.arg("sizes", "65536,1048576,8388608"))) {
+                    for (int threads : ints(b.arg("threads", "1,4"))) {
                         for (int r = 1; r <= rounds; r++) {
-                            for (int i = 0; i < CLIENTS.length; i++) {
-                                String client = CLIENTS[(i + r) % CLIENTS.length];
+                            for (int i = 0; i < clients.length; i++) {
+                                String client = clients[(i + r) % clients.length];
                                 Cell c = measure(pool, store, s3, eTag, objectSize, size, threads, client, r, budget);
                                 cells.add(c);
                                 System.out.printf(Locale.ROOT,
@@ -111,6 +113,11 @@ final class RandomReads {
         String t = table(cells);
         System.out.print(t);
         return t;
+    }
+
+    static int[] ints(String csv) {
+        return java.util.Arrays.stream(csv.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+                .mapToInt(Integer::parseInt).toArray();
     }
 
     private Cell measure(ExecutorService pool, ObjectStore store, S3Client s3, String eTag, long objectSize,
@@ -178,12 +185,18 @@ final class RandomReads {
         StringBuilder sb = new StringBuilder("\n## Random reads: ObjectStore vs the SDK's ranged GET"
                 + " (median of the rounds)\n\n| read | thr | client | MiB/s | /sdk | CPU s/GiB | CPU /sdk"
                 + " | GETs per read | bytes fetched per byte read |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-        for (int size : new int[] {64 << 10, 1 << 20, 8 << 20}) {
+        for (int size : SIZES) {
             for (int threads : new int[] {1, 4}) {
+                if (cells.stream().noneMatch(c -> c.size == size && c.threads == threads)) {
+                    continue;
+                }
                 double sdkMibps = med(cells, size, threads, "sdk", Cell::mibps);
                 double sdkCpu = med(cells, size, threads, "sdk", Cell::cpuSecPerGib);
                 for (String c : CLIENTS) {
                     double mibps = med(cells, size, threads, c, Cell::mibps);
+                    if (Double.isNaN(mibps)) {
+                        continue;
+                    }
                     double cpu = med(cells, size, threads, c, Cell::cpuSecPerGib);
                     sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %.1f | %s | %.2f | %s | %.2f | %.2f |%n",
                             size >= 1 << 20 ? (size >> 20) + " MiB" : (size >> 10) + " KiB", threads, c, mibps,

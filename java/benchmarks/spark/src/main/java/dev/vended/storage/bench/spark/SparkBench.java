@@ -34,6 +34,9 @@ import org.apache.spark.sql.SparkSession;
  * <pre>
  * --suite spark|random   (spark; random: {@link RandomReads})
  * --scale-mb 2048        table size to aim at (Parquet, MiB); random: object size (max 1024)
+ * --sizes 65536,1048576,8388608 --threads 1,4 --clients getRange,stream,sdk --budget-mb 256
+ *                        random: read sizes, threads, clients,
+ *                        MiB read per measurement
  * --rounds 3             alternating rounds of the three queries (after --warmup-rounds 1)
  * --out FILE --json FILE tables (markdown) and the machine-readable summary
  * --log-dir DIR          local-s3's log
@@ -141,10 +144,11 @@ public final class SparkBench {
                 .config(a + "experimental.input.fadvise", "random")
                 .config(a + "bucket.probe", "0");
         spark = b.getOrCreate();
-        spark.sparkContext().setLogLevel("WARN");
         if (args.containsKey("jfr")) {
             jfr = new Jfr(Path.of(args.get("jfr")));
         }
+        spark.sparkContext().setLogLevel("WARN");
+
         System.out.printf(Locale.ROOT, "table: %,d rows in %d files (aiming at %s MiB), %d rounds%n",
                 rows, files, arg("scale-mb", "2048"), rounds);
         // Warm-up (not measured): a 1/16 table through each FileSystem, so that neither measured
@@ -159,20 +163,26 @@ public final class SparkBench {
         for (String fs : FS) {
             String path = base(fs);
             committer(fs);
+            if (jfr != null) {
+                jfr.start("0-" + fs + "-write");
+            }
             Counters.Mark m = counters.mark();
             Lineitem.generate(spark, rows, files).write().mode(SaveMode.Overwrite).parquet(path);
             Result w = result(fs, "write", 0, counters.since(m), "");
+            if (jfr != null) {
+                jfr.stop(fs + "-write");
+            }
             writes.add(w);
             sizes.put(fs, tableBytes(path));
             System.out.printf(Locale.ROOT, "  write %-6s %8.0f ms  %,d bytes  PUT %d POST %d DELETE %d copies %d  cpu %.0f ms%n",
                     fs, w.wallMs, sizes.get(fs), w.puts, w.posts, w.deletes, w.copies, w.cpuMs);
         }
-        // Warm-up rounds (not measured; --warmup-rounds, default 1): the first run of each query
-        // compiles its code, whichever FileSystem runs it.
+        // Warm-up rounds (not measured; --warmup-rounds, default 1) on the 1/16 warm-up tables: the
+        // first run of each query compiles its code, whichever FileSystem runs it.
         for (int r = 0; r < Integer.parseInt(arg("warmup-rounds", "1")); r++) {
             for (String fs : FS) {
                 for (String q : QUERIES) {
-                    Lineitem.query(spark.read().parquet(base(fs)), q, r);
+                    Lineitem.query(spark.read().parquet(fs + "://" + fs + "/warmup"), q, r);
                 }
             }
             System.out.printf(Locale.ROOT, "  warm-up round %d done%n", r + 1);

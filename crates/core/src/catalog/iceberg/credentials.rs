@@ -79,7 +79,7 @@ pub(super) fn select_credentials(
         prefixes.push(prefix);
         configs.push(config);
     }
-    let Some(best) = best_prefix(&prefixes, location) else {
+    let Some(best) = covering_prefix(&prefixes, location) else {
         return Err((
             CatalogErrorKind::MissingField,
             no_match(location, &prefixes),
@@ -100,8 +100,22 @@ pub(super) fn select_credentials(
     map_config(&config, location).map_err(malformed)
 }
 
-/// The index of the most specific prefix that covers `location` (see [`covers`]), if any.
-pub(super) fn best_prefix<S: AsRef<str>>(prefixes: &[S], location: &str) -> Option<usize> {
+/// The index in `prefixes` of the most specific storage-credential prefix covering `location`,
+/// or `None` when none does: the rule every choice of a credential for a location follows (the
+/// provider's first answer and refresh answers, and, through the JNI, the Java `FileIO`'s choice
+/// of a store). A prefix covers on path-segment boundaries only (`s3://b/t1` covers
+/// `s3://b/t1/x`, never `s3://b/t10`, apache/iceberg#17003); `s3a://` and `s3n://` count as
+/// `s3://`; among covering prefixes the longest wins, the first given on a tie.
+///
+/// ```
+/// use vended_storage::catalog::iceberg::covering_prefix;
+///
+/// let prefixes = ["s3://b/", "s3://b/wh/t1", "s3://b/wh/t10"];
+/// assert_eq!(covering_prefix(&prefixes, "s3a://b/wh/t1/data/0.parquet"), Some(1));
+/// assert_eq!(covering_prefix(&prefixes, "s3://b/wh/t100"), Some(0));
+/// assert_eq!(covering_prefix(&prefixes, "gs://b/wh/t1"), None);
+/// ```
+pub fn covering_prefix<S: AsRef<str>>(prefixes: &[S], location: &str) -> Option<usize> {
     let target = normalize_scheme(location);
     let mut best: Option<(usize, usize)> = None;
     for (i, prefix) in prefixes.iter().enumerate() {

@@ -117,6 +117,7 @@ use crate::options::StorageOptions;
 use crate::provider::StorageOptionsProvider;
 use crate::refresh::{too_soon_to_use, RefreshConfig};
 pub use builder::IcebergRestCredentialsProviderBuilder;
+pub use credentials::covering_prefix;
 use credentials::select_credentials;
 pub use table::{
     IcebergTableCredentials, ADLS_REFRESH_ENDPOINT, GCS_REFRESH_ENDPOINT, S3_REFRESH_ENDPOINT,

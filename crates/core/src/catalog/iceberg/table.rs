@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::credentials::{best_prefix, map_config, no_match};
+use super::credentials::{covering_prefix, map_config, no_match};
 use super::IcebergRestCredentialsProviderBuilder;
 use crate::error::{Error, Result};
 use crate::options::{parse_expires_at_millis, StorageOptions, EXPIRES_AT_MILLIS};
@@ -203,7 +203,7 @@ pub(super) fn first_answer(
             .iter()
             .map(|(p, _)| p.as_str())
             .collect();
-        let Some(best) = best_prefix(&prefixes, location) else {
+        let Some(best) = covering_prefix(&prefixes, location) else {
             return Err(Error::invalid_option(
                 "storage_credentials",
                 no_match(location, &prefixes),

@@ -212,6 +212,26 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
         return new Builder(uri, namespace, table, location);
     }
 
+    /**
+     * Starts building the spec of data at {@code location} without naming its table, as an
+     * Iceberg {@code FileIO} has it (Iceberg never tells a {@code FileIO} the table): the refresh
+     * endpoint of the {@link Builder#loadTableConfig(Map) loadTable config} for the location's
+     * cloud is the whole address of refreshes (absolute, or a path resolved against {@code uri});
+     * the first answer is the covering {@link Builder#storageCredential(String, Map) storage
+     * credential} or the config's own credential keys. Without a refresh endpoint the first
+     * answer is served (static until it expires or is rejected) and a later fetch fails naming the
+     * missing endpoint key. Messages and {@link #providerId()} name the location and the endpoint
+     * ({@code iceberg-rest:{uri}:{prefix}:endpoint={endpoint}:{location}:auth={fingerprint}}).
+     * {@link Builder#prefix(String)} and {@link Builder#namespaceSeparator(String)} are not used.
+     *
+     * @param uri the catalog base URL; may be empty when the endpoint is absolute or there is none
+     * @param location the data location, e.g. {@code s3://bucket/wh/db/orders}
+     * @return a builder
+     */
+    public static Builder builderForLocation(String uri, String location) {
+        return new Builder(uri, List.of(), "", location);
+    }
+
     @Override
     protected String catalogKind() {
         return KIND;
@@ -224,9 +244,12 @@ public final class IcebergRestStorageOptionsProvider extends CatalogSpecProvider
         if (!prefix.isEmpty()) {
             spec.put("prefix", prefix);
         }
-        spec.put("namespace", String.join(separator, namespace));
+        // Neither namespace nor table (builderForLocation): the refresh endpoint is the address.
+        if (!namespace.isEmpty() || !table.isEmpty()) {
+            spec.put("namespace", String.join(separator, namespace));
+            spec.put("table", table);
+        }
         spec.put("namespace_separator", separator);
-        spec.put("table", table);
         spec.put("location", location);
         spec.put("timeout_millis", Long.toString(timeoutMillis));
         headers.forEach((name, value) -> spec.put("header." + name, value));

@@ -1,9 +1,5 @@
 package dev.vended.storage.iceberg;
 
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -52,67 +48,5 @@ record StoreRoute(String root, String key) {
     /** The location of {@code key} under this root. */
     String locationOf(String childKey) {
         return root + childKey;
-    }
-
-    /**
-     * The namespace parts and table name of a {@code loadCredentials} path, {@code
-     * [v1/][{prefix}/]namespaces/{namespace}/tables/{table}/credentials}, and its catalog prefix.
-     *
-     * @param endpoint the refresh endpoint as the catalog sent it (absolute or relative)
-     * @param separator the namespace separator (Iceberg's {@code 0x1F} by default)
-     * @return {@code [prefix, table, namespace parts...]}
-     * @throws IllegalArgumentException naming the endpoint when it does not have that shape
-     */
-    static List<String> tableOfEndpoint(String endpoint, String separator) {
-        String path = endpoint;
-        int q = path.indexOf('?');
-        if (q >= 0) {
-            path = path.substring(0, q);
-        }
-        int scheme = path.indexOf("://");
-        if (scheme >= 0) {
-            int slash = path.indexOf('/', scheme + 3);
-            path = slash < 0 ? "" : path.substring(slash);
-        }
-        String[] parts = path.split("/");
-        int ns = -1;
-        for (int i = parts.length - 5; i >= 0; i--) {
-            if (parts[i].equals("namespaces")
-                    && parts[i + 2].equals("tables")
-                    && parts[i + 4].equals("credentials")
-                    && i + 5 == parts.length) {
-                ns = i;
-                break;
-            }
-        }
-        if (ns < 0) {
-            throw new IllegalArgumentException(
-                    "VendedFileIO: the refresh endpoint '"
-                            + endpoint
-                            + "' is not a loadCredentials path (.../namespaces/{namespace}/tables/{table}/credentials)");
-        }
-        StringBuilder prefix = new StringBuilder();
-        int v1 = -1;
-        for (int i = 0; i < ns; i++) {
-            if (parts[i].equals("v1")) {
-                v1 = i;
-            }
-        }
-        for (int i = v1 + 1; v1 >= 0 && i < ns; i++) {
-            if (!parts[i].isEmpty()) {
-                prefix.append(prefix.length() == 0 ? "" : "/").append(decode(parts[i]));
-            }
-        }
-        List<String> out = new ArrayList<>();
-        out.add(prefix.toString());
-        out.add(decode(parts[ns + 3]));
-        for (String p : decode(parts[ns + 1]).split(java.util.regex.Pattern.quote(separator))) {
-            out.add(p);
-        }
-        return out;
-    }
-
-    private static String decode(String s) {
-        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 }

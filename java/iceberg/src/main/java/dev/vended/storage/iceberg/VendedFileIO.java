@@ -1,6 +1,7 @@
 package dev.vended.storage.iceberg;
 
 import dev.vended.storage.AsyncObjectStore;
+import dev.vended.storage.IcebergCredentials;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.StorageException;
@@ -44,11 +45,13 @@ import java.util.concurrent.CompletionException;
  * refreshed by the native library through the refresh endpoint the config names ({@code
  * client.refresh-credentials-endpoint}, {@code adls.refresh-credentials-endpoint}, {@code
  * gcs.oauth2.refresh-credentials-endpoint}), with the catalog's {@code token} and {@code header.*}
- * properties. The native side maps the Iceberg keys, picks the credential of a refresh answer and
- * decides when to refresh. A location no storage credential covers gets a store whose provider
- * starts from the config's own credential keys; with neither storage credentials nor a refresh
- * endpoint (a catalog that vends nothing, e.g. JDBC) a store is opened with the endpoint options
- * and {@code vended-storage.*} options alone (static).
+ * properties. The native side maps the Iceberg keys, picks the credential for a location (the
+ * store too, through {@link IcebergCredentials#coveringPrefix}), picks the credential of a refresh
+ * answer and decides when to refresh. A location no storage credential covers gets a store whose
+ * provider starts from the config's own credential keys; with neither storage credentials nor a
+ * refresh endpoint a store is static: the config's own credential keys ({@code s3.access-key-id},
+ * ... of a catalog that puts static keys in its config), else the endpoint options and {@code
+ * vended-storage.*} options alone (a catalog that vends nothing, e.g. JDBC).
  *
  * <p><b>Endpoint options.</b> {@code s3.endpoint} (plain {@code http://} allowed), {@code
  * client.region} and {@code s3.path-style-access} are mapped to the store's options; any property
@@ -63,9 +66,9 @@ import java.util.concurrent.CompletionException;
  *
  * <p><b>Limits.</b> {@link #listPrefix} and {@link #deletePrefix} match whole path segments (a
  * prefix {@code s3://b/t} lists {@code s3://b/t/...}, never {@code s3://b/t10}); file creation
- * times are last-modified times. A catalog that vends credentials without a refresh endpoint
- * cannot be refreshed here: the FileIO is told no table identifier, and the refresh endpoint's
- * path ({@code .../namespaces/{ns}/tables/{table}/credentials}) is where it reads it from.
+ * times are last-modified times. Iceberg tells a FileIO no table, so refreshes go to the refresh
+ * endpoint of the config only: storage credentials vended without one serve until they expire,
+ * then the store fails naming the missing endpoint key.
  */
 public class VendedFileIO
         implements SupportsPrefixOperations, SupportsBulkOperations, SupportsStorageCredentials {
@@ -246,7 +249,9 @@ public class VendedFileIO
         if (closed) {
             throw new IllegalStateException("VendedFileIO is closed (" + location + ")");
         }
-        String credentialPrefix = coveringPrefix(location);
+        List<String> prefixes = new ArrayList<>(credentials.keySet());
+        int covering = IcebergCredentials.coveringPrefix(location, prefixes);
+        String credentialPrefix = covering < 0 ? null : prefixes.get(covering);
         String cacheKey = route.root() + "\n" + (credentialPrefix == null ? "" : credentialPrefix);
         ObjectStore store = stores.get(cacheKey);
         if (store != null && !store.isClosed()) {
@@ -264,7 +269,8 @@ public class VendedFileIO
 
     private ObjectStore open(String location, StoreRoute route, String credentialPrefix) {
         try {
-            return ObjectStore.open(route.root(), storeOptions(), provider(route, credentialPrefix));
+            Map<String, String> options = storeOptions();
+            return ObjectStore.open(route.root(), options, provider(route, credentialPrefix, options));
         } catch (StorageException | RuntimeException e) {
             throw new UncheckedIOException(
                     new IOException(
@@ -299,42 +305,27 @@ public class VendedFileIO
     }
 
     /**
-     * The catalog provider for a store, or {@code null} when the properties name no catalog and
-     * carry no credentials.
+     * The catalog provider for a store, or {@code null} for a static store. The provider is built
+     * for the store's location alone (Iceberg tells a FileIO no table): its refreshes go to the
+     * config's refresh endpoint, its first answer is the covering storage credential or the
+     * config's credential keys. With neither storage credentials nor a refresh endpoint there is
+     * nothing to refresh: the config's own credential keys (e.g. {@code s3.access-key-id} of a
+     * catalog that vends static keys), mapped natively, are added to {@code options}, and the
+     * store is static.
      */
-    private StorageOptionsProvider provider(StoreRoute route, String credentialPrefix) {
-        String uri = properties.get(CATALOG_URI);
-        String endpoint = null;
-        for (String key : REFRESH_KEYS) {
-            if (properties.containsKey(key)) {
-                endpoint = endpoint == null ? properties.get(key) : endpoint;
-            }
-        }
-        if (endpoint == null && credentials.isEmpty()) {
-            return null; // no catalog vending: the endpoint options (and vended-storage.*) alone
-        }
-        if (uri == null) {
-            throw new IllegalArgumentException(
-                    "VendedFileIO: storage credentials or a refresh endpoint were given but no catalog 'uri' to refresh them from");
-        }
-        if (endpoint == null) {
-            throw new IllegalArgumentException(
-                    "VendedFileIO: the catalog's config has no refresh endpoint ("
-                            + String.join(", ", REFRESH_KEYS)
-                            + "): the FileIO is not told the table, so it cannot call loadCredentials");
-        }
-        // Iceberg's namespace-separator property is URL-encoded (default %1F).
-        String separator =
-                java.net.URLDecoder.decode(
-                        properties.getOrDefault("namespace-separator", "%1F"),
-                        java.nio.charset.StandardCharsets.UTF_8);
-        List<String> table = StoreRoute.tableOfEndpoint(endpoint, separator);
+    private StorageOptionsProvider provider(
+            StoreRoute route, String credentialPrefix, Map<String, String> options)
+            throws StorageException {
         String location = credentialPrefix != null ? credentialPrefix : route.root();
+        boolean refreshable = !credentials.isEmpty();
+        for (String key : REFRESH_KEYS) {
+            refreshable |= properties.containsKey(key);
+        }
+        // The catalog URI only resolves a relative refresh endpoint; a non-REST catalog's 'uri'
+        // (jdbc:, thrift:) is not read when there is nothing to refresh.
+        String uri = refreshable ? properties.getOrDefault(CATALOG_URI, "") : "";
         IcebergRestStorageOptionsProvider.Builder b =
-                IcebergRestStorageOptionsProvider.builder(
-                                uri, table.subList(2, table.size()), table.get(1), location)
-                        .prefix(table.get(0))
-                        .namespaceSeparator(separator)
+                IcebergRestStorageOptionsProvider.builderForLocation(uri, location)
                         .loadTableConfig(catalogConfig());
         credentials.forEach(b::storageCredential);
         String token = properties.get("token");
@@ -350,7 +341,25 @@ public class VendedFileIO
         if (planId != null) {
             b.planId(planId);
         }
-        return b.build();
+        IcebergRestStorageOptionsProvider provider = b.build();
+        if (refreshable) {
+            return provider;
+        }
+        // No endpoint and no table: this fetch makes no call; it returns the config's credential
+        // keys, or fails (nothing to serve) when there are none.
+        Map<String, String> fixed;
+        try {
+            fixed = provider.fetchStorageOptions();
+        } catch (IOException e) { // CatalogException or StorageException
+            fixed = null; // no credential in the config: the endpoint options (and vended-storage.*) alone
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageException("VendedFileIO: interrupted while opening the store for " + location, e);
+        }
+        if (fixed != null) {
+            fixed.forEach(options::putIfAbsent); // explicit vended-storage.* options win
+        }
+        return null;
     }
 
     /** The storage keys of the config ({@code s3.*}, {@code adls.*}, {@code gcs.*}, {@code client.*}). */
@@ -362,35 +371,6 @@ public class VendedFileIO
             }
         });
         return c;
-    }
-
-    /**
-     * The longest storage-credential prefix covering {@code location} on path-segment boundaries
-     * ({@code s3a://} and {@code s3n://} counting as {@code s3://}), or {@code null}. This picks the
-     * store only; the native provider, given that prefix as its location, selects the same
-     * credential itself and maps it.
-     */
-    String coveringPrefix(String location) {
-        String loc = normalizeScheme(location);
-        String best = null;
-        for (String prefix : credentials.keySet()) {
-            String p = normalizeScheme(prefix);
-            boolean covers =
-                    loc.equals(p)
-                            || (loc.startsWith(p) && (p.endsWith("/") || loc.charAt(p.length()) == '/'));
-            if (covers && (best == null || p.length() > normalizeScheme(best).length())) {
-                best = prefix;
-            }
-        }
-        return best;
-    }
-
-    private static String normalizeScheme(String location) {
-        String lower = location.length() >= 6 ? location.substring(0, 6).toLowerCase(Locale.ROOT) : "";
-        if (lower.equals("s3a://") || lower.equals("s3n://")) {
-            return "s3://" + location.substring(6);
-        }
-        return location;
     }
 
     /**

@@ -72,13 +72,7 @@ class IcebergSparkClusterTest {
                                         .config("spark.executor.extraClassPath", classes)
                                         .config("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED")
                                         .config("spark.sql.shuffle.partitions", "4")
-                                        .config("spark.sql.session.timeZone", "UTC")
-                                        // Each query loads the table, so the credentials its FileIO
-                                        // carries are fresh (not up to 30 s old, as with Spark's
-                                        // table cache): a first answer within the store's minimum
-                                        // remaining lifetime (500 ms) fails instead of refreshing
-                                        // (core issue, see the module's docs).
-                                        .config("spark.sql.catalog.cat.cache-enabled", "false"),
+                                        .config("spark.sql.session.timeZone", "UTC"),
                                 vending.uri(),
                                 S3.endpoint(),
                                 S3.region())

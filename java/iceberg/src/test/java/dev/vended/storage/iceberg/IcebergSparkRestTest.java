@@ -68,13 +68,7 @@ class IcebergSparkRestTest {
                                         .config("spark.driver.host", "127.0.0.1")
                                         .config("spark.driver.bindAddress", "127.0.0.1")
                                         .config("spark.sql.shuffle.partitions", "2")
-                                        .config("spark.sql.session.timeZone", "UTC")
-                                        // Each query loads the table, so the credentials its FileIO
-                                        // carries are fresh (not up to 30 s old, as with Spark's
-                                        // table cache): a first answer within the store's minimum
-                                        // remaining lifetime (500 ms) fails instead of refreshing
-                                        // (core issue, see the module's docs).
-                                        .config("spark.sql.catalog.cat.cache-enabled", "false"),
+                                        .config("spark.sql.session.timeZone", "UTC"),
                                 vending.uri(),
                                 S3.endpoint(),
                                 S3.region())

@@ -186,47 +186,79 @@ class VendedFileIOTest {
         io.initialize(Map.of("s3.endpoint", S3.endpoint(), "client.region", S3.region()));
         VendedCredentials key = S3.mintCredentials(Duration.ofMinutes(5));
         io.setCredentials(List.of(StorageCredential.create(S3.uri("x"), RefreshEndpoint.config(key))));
+        // Vended without a refresh endpoint (and no catalog uri): served until it expires.
+        assertThat(io.newInputFile(S3.uri("x/f")).exists()).isFalse();
+        assertThat(S3.stats(key.accessKeyId()).accepted()).isPositive();
+        // A relative refresh endpoint needs the catalog uri to resolve against: named.
+        io.initialize(Map.of(
+                "client.refresh-credentials-endpoint", "v1/namespaces/db/tables/t/credentials",
+                "s3.endpoint", S3.endpoint(),
+                "client.region", S3.region()));
+        io.setCredentials(List.of(StorageCredential.create(S3.uri("x"), RefreshEndpoint.config(key))));
         assertThatThrownBy(() -> io.newInputFile(S3.uri("x/f")).exists())
                 .isInstanceOf(UncheckedIOException.class)
                 .hasMessageContaining(S3.uri("x/f"))
-                .hasMessageContaining("no catalog 'uri'")
+                .hasMessageContaining("uri")
+                .hasMessageContaining("client.refresh-credentials-endpoint")
                 .hasMessageNotContaining(key.secretAccessKey())
                 .hasMessageNotContaining(key.sessionToken());
-        io.initialize(Map.of("uri", "http://127.0.0.1:1/catalog", "s3.endpoint", S3.endpoint(), "client.region", S3.region()));
-        assertThatThrownBy(() -> io.newInputFile(S3.uri("x/f")).exists())
-                .isInstanceOf(UncheckedIOException.class)
-                .hasMessageContaining("client.refresh-credentials-endpoint");
         assertThat(io.toString()).doesNotContain(key.secretAccessKey()).doesNotContain(key.sessionToken());
         io.close();
         assertThatThrownBy(() -> io.newInputFile(S3.uri("x/f")).exists()).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
-    void theTableComesFromTheRefreshEndpointsPath() {
-        assertThat(StoreRoute.tableOfEndpoint("v1/namespaces/db/tables/t/credentials", "\u001f"))
-                .containsExactly("", "t", "db");
-        assertThat(StoreRoute.tableOfEndpoint(
-                        "https://h/api/catalog/v1/wh%2Fprod/namespaces/a%1Fb/tables/orders/credentials?planId=7",
-                        "\u001f"))
-                .containsExactly("wh/prod", "orders", "a", "b");
-        assertThatThrownBy(() -> StoreRoute.tableOfEndpoint("v1/tables/t/refresh", "\u001f"))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("v1/tables/t/refresh")
-                .hasMessageContaining("loadCredentials");
+    void storesAreRoutedByRootAndTheNativeCoveringPrefix() throws IOException {
         assertThat(StoreRoute.of("abfss://c@acct.dfs.core.windows.net/wh/t/f.parquet"))
                 .isEqualTo(new StoreRoute("abfss://c@acct.dfs.core.windows.net/", "wh/t/f.parquet"));
         assertThat(StoreRoute.of("gs://b/wh//t")).isEqualTo(new StoreRoute("gs://b/", "wh//t"));
+        // Two tables whose names share a prefix get their own credential and store each.
+        try (VendedFileIO io = new VendedFileIO()) {
+            io.initialize(Map.of("s3.endpoint", S3.endpoint(), "client.region", S3.region()));
+            VendedCredentials t1 = S3.mintCredentials(Duration.ofMinutes(5), "cover/t1/");
+            VendedCredentials t10 = S3.mintCredentials(Duration.ofMinutes(5), "cover/t10/");
+            io.setCredentials(List.of(
+                    StorageCredential.create(S3.uri("cover/t1"), RefreshEndpoint.config(t1)),
+                    StorageCredential.create(S3.uri("cover/t10"), RefreshEndpoint.config(t10))));
+            write(io, S3.uri("cover/t10/data/0.parquet"), bytes(10, 1));
+            write(io, S3.uri("cover/t1/data/0.parquet").replace("s3://", "s3a://"), bytes(10, 2));
+            assertThat(S3.stats(t10.accessKeyId()).accepted()).isPositive();
+            assertThat(S3.stats(t1.accessKeyId()).accepted()).isPositive();
+            assertThat(S3.stats(t1.accessKeyId()).rejected() + S3.stats(t10.accessKeyId()).rejected()).isZero();
+        }
+    }
+
+    /**
+     * A catalog that puts static keys in its config ({@code s3.access-key-id}, ...) and no refresh
+     * endpoint: a static store on those keys, mapped natively.
+     */
+    @Test
+    void staticKeysInTheConfigWithoutARefreshEndpointOpenAStaticStore() throws IOException {
+        VendedCredentials key = S3.mintCredentials(Duration.ofMinutes(5), "static/");
+        Map<String, String> props = new HashMap<>();
+        props.put("uri", "jdbc:sqlite::memory:"); // a non-REST catalog's uri is not read
+        props.put("s3.endpoint", S3.endpoint());
+        props.put("client.region", S3.region());
+        props.put("s3.access-key-id", key.accessKeyId());
+        props.put("s3.secret-access-key", key.secretAccessKey());
+        props.put("s3.session-token", key.sessionToken());
+        try (VendedFileIO io = new VendedFileIO()) {
+            io.initialize(props);
+            write(io, S3.uri("static/data/0.parquet"), bytes(100, 7));
+            assertThat(read(io.newInputFile(S3.uri("static/data/0.parquet")))).isEqualTo(bytes(100, 7));
+            assertThat(S3.stats(key.accessKeyId()).accepted()).isPositive();
+            assertThat(S3.stats(key.accessKeyId()).rejected()).isZero();
+            assertThat(io.toString()).doesNotContain(key.secretAccessKey());
+        }
     }
 
     /**
      * A table's storage credential that is about to expire when the store first opens (Spark's
-     * table cache hands tasks credentials up to 30 s old) should be refreshed, not fail. Today the
-     * native first answer skips only expired credentials, and the store then refuses one expiring
-     * within its minimum remaining lifetime (500 ms): "returned credentials that expire in N ms,
-     * too soon to use". Enable when the core's first answer also skips those.
+     * table cache hands tasks credentials up to 30 s old, apache/iceberg#15678) is replaced by a
+     * catalog call, not refused: the native first answer is skipped when the store would refuse
+     * it (expired or within its minimum remaining lifetime, 500 ms).
      */
     @Test
-    @org.junit.jupiter.api.Disabled("core: a first answer within min_remaining (500 ms) of expiry fails instead of refreshing")
     void aFirstAnswerAboutToExpireIsRefreshed() throws Exception {
         staticIo().newInputFile(S3.uri("warm")).exists(); // the native library is loaded
         try (RefreshEndpoint catalog = new RefreshEndpoint(S3, Duration.ofSeconds(30), "soon/t")) {

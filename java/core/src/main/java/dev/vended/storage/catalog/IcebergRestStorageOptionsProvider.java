@@ -69,7 +69,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>the first answer is the most specific storage credential covering the location (none
  *       covering it fails at build), or, without storage credentials, the credential keys of
- *       {@code config}; no catalog call is made for it, and it is skipped once expired;
+ *       {@code config}; no catalog call is made for it, and it is skipped (the catalog called
+ *       instead) when a store would refuse it: expired, or expiring within the store's minimum
+ *       remaining lifetime (default 500 ms), as a cached {@code loadTable} answer may be;
  *   <li>refreshes call the endpoint {@code config} names for the location's cloud: {@code
  *       client.refresh-credentials-endpoint} (S3), {@code adls.refresh-credentials-endpoint}
  *       (ADLS), {@code gcs.oauth2.refresh-credentials-endpoint} (GCS), an absolute URL or a path

@@ -71,7 +71,8 @@ impl IcebergRestCredentialsProviderBuilder {
         self
     }
 
-    /// The timeout of one call, connection included (default [`DEFAULT_CATALOG_TIMEOUT`], 10 s).
+    /// The timeout of one call, connection included (default
+    /// [`DEFAULT_CATALOG_TIMEOUT`](crate::catalog::DEFAULT_CATALOG_TIMEOUT), 10 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self

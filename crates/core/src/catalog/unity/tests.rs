@@ -6,6 +6,7 @@ use super::wire::{unity_error_body, TemporaryCredentials, TEMPORARY_CREDENTIALS}
 use super::*;
 use crate::options::EXPIRES_AT_MILLIS;
 use serde_json::json;
+use std::time::Duration;
 
 fn map(
     v: serde_json::Value,

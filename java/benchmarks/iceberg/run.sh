@@ -31,7 +31,7 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   echo "== building the binding, the testkit and the iceberg module (with its test classes)"
   mvn -B -ntp -q -f "$ROOT/java/pom.xml" "-Dcargo.target.dir=$TARGET_DIR" -pl core,testkit,iceberg -am \
     install -DskipTests -Dnative.platforms=host -Dmaven.javadoc.skip=true -Dmaven.source.skip=true
-  cargo build -q --release -p local-s3 --manifest-path "$ROOT/Cargo.toml"
+  cargo build -q --release -p vended-storage-local-s3 --bin local-s3 --manifest-path "$ROOT/Cargo.toml"
   mvn -B -ntp -q -f "$HERE/pom.xml" package
   rm -rf "$HERE/target/classes"
   mkdir -p "$HERE/target/classes"

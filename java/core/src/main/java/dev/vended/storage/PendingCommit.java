@@ -15,11 +15,22 @@ import java.util.Objects;
 public final class PendingCommit implements Serializable {
     private static final long serialVersionUID = 1L;
 
+    /** The portable JSON form, as {@link #json()} returns it. */
     private final String json;
+
+    /** The object's location ({@code s3://bucket/prefix/path}). */
     private final String location;
+
+    /** The object's full key in its bucket or container. */
     private final String key;
+
+    /** The store's upload id (empty on Azure). */
     private final String uploadId;
+
+    /** The object's size in bytes once committed. */
     private final long length;
+
+    /** How many parts the upload has. */
     private final int parts;
 
     private PendingCommit(String json, String[] fields) {

@@ -159,6 +159,20 @@ final class ActiveEndpoint {
         throw new AssertionError("unreachable");
     }
 
+    /**
+     * Mints a key living {@code ttlMillis} on the local endpoint, confined to {@code prefix} in
+     * the default bucket (every bucket when {@code null}) and, unless {@code access} is {@code
+     * null}, to what {@code access} allows; on an external endpoint aborts the calling test
+     * naming {@code capability}.
+     */
+    VendedCredentials mint(String capability, long ttlMillis, String prefix, KeyAccess access) {
+        LocalS3Server s = requireLocal(capability);
+        String scope = prefix == null ? null : buckets.get(0) + "/" + prefix;
+        return access == null
+                ? unchecked(() -> s.issueCredentials(ttlMillis, scope))
+                : unchecked(() -> s.issueCredentials(ttlMillis, scope, access));
+    }
+
     /** An admin call of the local endpoint. */
     interface Call<T> {
         T call() throws IOException;
@@ -171,6 +185,20 @@ final class ActiveEndpoint {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** An admin call of the local endpoint that answers nothing. */
+    interface Action {
+        void run() throws IOException;
+    }
+
+    /** Runs {@code action}, rethrowing its {@link IOException} as {@link UncheckedIOException}. */
+    static void uncheckedRun(Action action) {
+        unchecked(
+                () -> {
+                    action.run();
+                    return null;
+                });
     }
 
     /** {@code ttl} in milliseconds, checked to be between 0 and 10 years. */

@@ -2,6 +2,7 @@ package dev.vended.storage.testkit;
 
 import static dev.vended.storage.testkit.ActiveEndpoint.ttlMillis;
 import static dev.vended.storage.testkit.ActiveEndpoint.unchecked;
+import static dev.vended.storage.testkit.ActiveEndpoint.uncheckedRun;
 
 import dev.vended.storage.ObjectStore;
 
@@ -388,17 +389,14 @@ public final class LocalS3Extension
     public VendedCredentials mintCredentials(Duration ttl, String prefix, KeyAccess access) {
         Objects.requireNonNull(access, "access");
         long ttlMillis = ttlMillis(ttl);
-        LocalS3Server s = requireLocal("minting credentials with a scope or access level");
-        String scope = prefix == null ? null : bucket() + "/" + prefix;
-        return unchecked(() -> s.issueCredentials(ttlMillis, scope, access));
+        String capability = "minting credentials with a scope or access level";
+        return running().mint(capability, ttlMillis, prefix, access);
     }
 
     private VendedCredentials mint(Duration ttl, String prefix) {
         long ttlMillis = ttlMillis(ttl);
-        LocalS3Server s =
-                requireLocal(prefix == null ? "minting credentials" : "prefix-scoped credentials");
-        String scope = prefix == null ? null : bucket() + "/" + prefix;
-        return unchecked(() -> s.issueCredentials(ttlMillis, scope));
+        String capability = prefix == null ? "minting credentials" : "prefix-scoped credentials";
+        return running().mint(capability, ttlMillis, prefix, null);
     }
 
     /**
@@ -412,11 +410,7 @@ public final class LocalS3Extension
     public void revoke(String accessKeyId) {
         Objects.requireNonNull(accessKeyId, "accessKeyId");
         LocalS3Server s = requireLocal("revoking credentials");
-        unchecked(
-                () -> {
-                    s.revoke(accessKeyId);
-                    return null;
-                });
+        uncheckedRun(() -> s.revoke(accessKeyId));
     }
 
     /**
@@ -483,11 +477,7 @@ public final class LocalS3Extension
     public void createBucket(String name) {
         Objects.requireNonNull(name, "name");
         LocalS3Server s = requireLocal("creating buckets");
-        unchecked(
-                () -> {
-                    s.createBucket(name);
-                    return null;
-                });
+        uncheckedRun(() -> s.createBucket(name));
     }
 
     /**

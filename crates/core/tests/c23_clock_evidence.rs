@@ -100,7 +100,12 @@ async fn simulate(skew: i64, lifetime: i64, millis: i64, read_delay: impl Fn(i64
         catalog.clone(),
         StorageOptions::new(),
         mapper(),
-        RefreshConfig::default(),
+        // No jitter: it moves each refresh up to half the lead time earlier at random (so the
+        // same run made 13 to 16 calls), and these runs count calls. Offsets are what they test.
+        RefreshConfig {
+            jitter: 0.0,
+            ..RefreshConfig::default()
+        },
         clock.clone(),
     )
     .unwrap();
@@ -159,7 +164,7 @@ async fn c23_answers_read_two_to_three_seconds_late_give_no_offset_and_no_failur
     assert_eq!(run.offsets_seen, [0], "an offset was applied");
     assert_eq!((run.failed, run.signed_expired), (0, 0));
     assert!(
-        run.calls <= 15,
+        run.calls <= 11, // 10: one refresh per half lifetime; one more allowed
         "{} provider calls for 5 min of 60 s credentials",
         run.calls
     );
@@ -204,7 +209,9 @@ async fn c23_an_endpoint_two_minutes_ahead_is_learned_from_late_answers_and_refr
         first - T0 - SKEW
     );
     assert_eq!(run.signed_expired, 0);
-    assert!(run.calls <= 15, "{} calls", run.calls);
+    // 11 without jitter (the first credential, vended before any offset was known, is refreshed
+    // early once the offset is learned); one more allowed.
+    assert!(run.calls <= 12, "{} calls", run.calls);
     // Only the requests before the first samples could have failed; none did.
     assert_eq!(run.failed, 0);
     assert!(learned.abs() > CLOCK_SKEW_THRESHOLD_MILLIS);

@@ -30,10 +30,10 @@ use jni::sys::{jint, jlong};
 use jni::EnvUnowned;
 use tokio::sync::Mutex;
 
-use vended_storage::io::{PendingCommit, WriterOptions};
+use vended_storage::io::PendingCommit;
 
 use crate::errors::{BridgeError, ThrowJava};
-use crate::streams::{write_result, WRITERS};
+use crate::streams::{write_result, writer_options, WRITERS};
 use crate::{block_on, optional_string, store, string_arg, string_array, BridgeResult};
 
 fn pending_arg(env: &jni::Env<'_>, json: &JString<'_>) -> BridgeResult<PendingCommit> {
@@ -55,20 +55,7 @@ pub extern "system" fn Java_dev_vended_storage_PendingNative_open<'l>(
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
         let record = optional_string(env, &record)?;
-        let defaults = WriterOptions::default();
-        let options = WriterOptions {
-            part_size: if part_size > 0 {
-                usize::try_from(part_size).unwrap_or(usize::MAX)
-            } else {
-                defaults.part_size
-            },
-            max_concurrency: if max_concurrency > 0 {
-                max_concurrency as usize
-            } else {
-                defaults.max_concurrency
-            },
-            ..defaults
-        };
+        let options = writer_options(part_size, max_concurrency);
         let w = block_on(async {
             store
                 .pending_writer(&path, options, record.as_deref())

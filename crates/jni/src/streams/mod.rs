@@ -99,7 +99,7 @@
 mod read;
 mod write;
 
-pub(crate) use write::WRITERS;
+pub(crate) use write::{writer_options, WRITERS};
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -19,6 +19,25 @@ use crate::{block_on, store, string_arg, BridgeResult};
 /// Open writers (also pending writers, see `crate::pending`).
 pub(crate) static WRITERS: Lazy<HandleTable<Mutex<ObjectWriter>>> = Lazy::new(HandleTable::default);
 
+/// The writer options of Java's `partSize` (bytes) and `maxConcurrency`, each `<= 0` meaning
+/// the default (`WriterOptions::default()`: 5 MiB, 8); the mode is the default (overwrite).
+pub(crate) fn writer_options(part_size: jlong, max_concurrency: jint) -> WriterOptions {
+    let defaults = WriterOptions::default();
+    WriterOptions {
+        part_size: if part_size > 0 {
+            usize::try_from(part_size).unwrap_or(usize::MAX)
+        } else {
+            defaults.part_size
+        },
+        max_concurrency: if max_concurrency > 0 {
+            max_concurrency as usize
+        } else {
+            defaults.max_concurrency
+        },
+        ..defaults
+    }
+}
+
 fn writer(handle: jlong) -> BridgeResult<Arc<Mutex<ObjectWriter>>> {
     WRITERS
         .get(handle)
@@ -39,19 +58,9 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_writerOpen<'l>(
     env.with_env(|env| -> BridgeResult<jlong> {
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
-        let defaults = WriterOptions::default();
         let options = WriterOptions {
-            part_size: if part_size > 0 {
-                usize::try_from(part_size).unwrap_or(usize::MAX)
-            } else {
-                defaults.part_size
-            },
-            max_concurrency: if max_concurrency > 0 {
-                max_concurrency as usize
-            } else {
-                defaults.max_concurrency
-            },
             mode: write_mode(env, mode, &e_tag)?,
+            ..writer_options(part_size, max_concurrency)
         };
         // Inside the runtime, so that a writer dropped unfinished aborts there.
         let _guard = crate::runtime::runtime()?.enter();

@@ -193,6 +193,30 @@ public final class MultipartOutputStream extends OutputStream {
     }
 
     /**
+     * For {@link PendingOutputStream}: hands the buffered bytes to the native writer and waits for
+     * every part like {@link #close()}, but returns the pending commit's JSON instead of completing
+     * the upload. The stream is then closed ("completed": no more writes, {@link #abort()} throws).
+     *
+     * @return the pending commit as {@code PendingNative.closePending} returns it
+     * @throws IOException if the stream is not open
+     * @throws StorageException if a part failed (the upload is then aborted)
+     */
+    String closePending() throws IOException {
+        ensureOpen();
+        drain(); // on failure the upload is already aborted and the state is "failed"
+        String json;
+        try {
+            json = PendingNative.closePending(writer.handle); // releases the handle, also on failure
+        } catch (StorageException | RuntimeException e) {
+            throw fail(e);
+        }
+        state = "completed";
+        buffer = null;
+        cleanable.clean(); // no-op natively: the handle is already released
+        return json;
+    }
+
+    /**
      * Aborts the upload: nothing becomes visible and no parts are left (on Azure, staged blocks
      * stay uncommitted until Azure discards them; see the class description). Does nothing if the
      * stream was already aborted or failed (a failure aborts it already).

@@ -2,8 +2,7 @@ package dev.vended.storage;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.ref.Cleaner;
-import java.util.Objects;
+import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 
 /**
@@ -11,70 +10,40 @@ import java.util.function.Consumer;
  * returns a {@link PendingCommit} (see {@link #pendingCommit()}) that {@link
  * PendingCommits#commit(PendingCommit)} completes later. Nothing is visible at the path before
  * that. The upload starts when the stream is opened; parts of the part size upload while the
- * caller writes. Writes are buffered in Java ({@link MultipartOutputStream#BUFFER_SIZE}). Not
+ * caller writes. Writes go through a {@link MultipartOutputStream} (its buffering, direct
+ * writes and failure handling), whose completion this stream replaces. Not
  * thread-safe. A stream dropped without {@code close()} or {@link #abort()} aborts its upload when
  * garbage-collected.
  */
 public final class PendingOutputStream extends OutputStream {
-    private final String path;
-    private final Writer writer;
-    private final Cleaner.Cleanable cleanable;
+    private final MultipartOutputStream out;
     private final Consumer<PendingCommit> onClose;
-    private byte[] buffer = new byte[MultipartOutputStream.BUFFER_SIZE];
-    private int count;
-    private long written;
-    private boolean closed;
     private PendingCommit pending;
 
-    private static final class Writer implements Runnable {
-        private final long handle;
-
-        Writer(long handle) {
-            this.handle = handle;
-        }
-
-        @Override
-        public void run() {
-            try {
-                NativeBridge.writerAbort(handle); // no-op once closed
-            } catch (Exception e) {
-                // A Cleaner must not throw; the native side releases the handle in any case.
-            }
-        }
-    }
-
     PendingOutputStream(String path, long handle, Consumer<PendingCommit> onClose) {
-        this.path = path;
-        this.writer = new Writer(handle);
-        this.cleanable = ObjectStore.CLEANER.register(this, writer);
+        this.out = new MultipartOutputStream(path, handle);
         this.onClose = onClose;
     }
 
     @Override
     public void write(int b) throws IOException {
-        ensureOpen();
-        buffer[count++] = (byte) b;
-        written++;
-        if (count == buffer.length) {
-            drain();
-        }
+        out.write(b);
     }
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-        Objects.checkFromIndexSize(off, len, b.length);
-        ensureOpen();
-        while (len > 0) {
-            int k = Math.min(buffer.length - count, len);
-            System.arraycopy(b, off, buffer, count, k);
-            count += k;
-            off += k;
-            len -= k;
-            written += k;
-            if (count == buffer.length) {
-                drain();
-            }
-        }
+        out.write(b, off, len);
+    }
+
+    /**
+     * Writes the remaining bytes of {@code src} (its position advances to its limit); see {@link
+     * MultipartOutputStream#write(ByteBuffer)}.
+     *
+     * @param src the bytes to write
+     * @throws IOException as {@link #write(byte[], int, int)}
+     */
+    public void write(ByteBuffer src) throws IOException {
+        out.write(src);
     }
 
     /** Does nothing: data becomes visible only when the pending commit is committed. */
@@ -87,23 +56,14 @@ public final class PendingOutputStream extends OutputStream {
      * given when opening). Idempotent.
      *
      * @throws StorageException if a part failed (the upload is then aborted)
-     * @throws IOException if the stream was aborted
+     * @throws IOException if the stream was aborted or failed earlier
      */
     @Override
     public void close() throws IOException {
         if (pending != null) {
             return;
         }
-        ensureOpen();
-        try {
-            drain();
-            String json = PendingNative.closePending(writer.handle);
-            pending = PendingCommit.fromJson(json);
-        } finally {
-            closed = true;
-            buffer = null;
-            cleanable.clean(); // no-op natively once released
-        }
+        pending = PendingCommit.fromJson(out.closePending());
         if (onClose != null) {
             onClose.accept(pending);
         }
@@ -116,16 +76,10 @@ public final class PendingOutputStream extends OutputStream {
      * @throws StorageException if the store refused the abort
      */
     public void abort() throws StorageException {
-        if (closed) {
+        if (pending != null) {
             return;
         }
-        closed = true;
-        buffer = null;
-        try {
-            NativeBridge.writerAbort(writer.handle);
-        } finally {
-            cleanable.clean();
-        }
+        out.abort();
     }
 
     /**
@@ -143,7 +97,7 @@ public final class PendingOutputStream extends OutputStream {
      * @return bytes
      */
     public long bytesWritten() {
-        return written;
+        return out.bytesWritten();
     }
 
     /**
@@ -152,31 +106,11 @@ public final class PendingOutputStream extends OutputStream {
      * @return the path
      */
     public String path() {
-        return path;
+        return out.path();
     }
 
     @Override
     public String toString() {
-        return "PendingOutputStream{path=" + path + ", written=" + written + "}";
-    }
-
-    private void ensureOpen() throws IOException {
-        if (closed) {
-            throw new IOException(
-                    "PendingOutputStream of " + path + " is closed; no more bytes can be written");
-        }
-    }
-
-    private void drain() throws IOException {
-        if (count > 0) {
-            try {
-                NativeBridge.writerWrite(writer.handle, buffer, 0, count);
-            } catch (StorageException | RuntimeException e) {
-                closed = true;
-                cleanable.clean();
-                throw e;
-            }
-            count = 0;
-        }
+        return "PendingOutputStream{path=" + out.path() + ", written=" + out.bytesWritten() + "}";
     }
 }

@@ -48,6 +48,7 @@
 //!   cache with [`SessionStats`].
 
 pub mod access;
+pub mod audit;
 pub mod catalog;
 pub mod cloud;
 mod driven;

@@ -185,6 +185,7 @@ impl ObjectStoreRegistry {
             store,
             multipart,
             built.refresher,
+            built.counters,
             on_last_release,
         )))
     }

@@ -146,5 +146,14 @@ async fn the_retry_count_given_as_an_option_is_used_by_every_cloud() {
             n, 3,
             "{uri}: one request and max_retries=2 retries, got {n}"
         );
+        // The store's own counters saw the same three attempts, each a throttled (503)
+        // retryable failure, and no provider call (static credentials).
+        let s = store.stats();
+        assert_eq!(
+            (s.requests, s.head, s.get, s.retryable_failures, s.throttled),
+            (3, 3, 0, 3, 3),
+            "{uri}: {s:?}"
+        );
+        assert_eq!(s.credential_refreshes, 0, "{uri}");
     }
 }

@@ -14,6 +14,8 @@
 //!   its answer read, so each sample bounds the clock offset; the refresher judges expiry by
 //!   the endpoint's clock only when agreeing samples prove it off by more than a couple of
 //!   seconds (case C23).
+//! - Counters and audit: every attempt is counted in the store's [`RequestCounters`], and
+//!   carries the audit context of its operation ([`crate::audit`]) in its `User-Agent`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,7 +28,9 @@ use object_store::client::{
 };
 use object_store::{ClientConfigKey, ClientOptions};
 use once_cell::sync::{Lazy, OnceCell};
+use reqwest::header::USER_AGENT;
 
+use crate::cloud::requests::RequestCounters;
 use crate::driven;
 use crate::refresh::RefresherHandle;
 
@@ -77,15 +81,28 @@ static CLIENTS: Lazy<moka::sync::Cache<TransportKey, (u64, HttpClient)>> = Lazy:
 #[derive(Debug, Default, Clone)]
 pub struct SharedHttpConnector {
     observer: Option<Arc<dyn RefresherHandle>>,
+    counters: Arc<RequestCounters>,
 }
 
 impl SharedHttpConnector {
     /// A connector whose responses' `Date` headers reach `observer` (the store's refresher;
     /// `None` for stores with static credentials, which have no expiry to judge).
     pub fn new(observer: Option<Arc<dyn RefresherHandle>>) -> Self {
-        Self { observer }
+        Self {
+            observer,
+            counters: Arc::default(),
+        }
+    }
+
+    /// The request counters of every client this connector hands out (the store's; see
+    /// [`RequestCounters`]).
+    pub fn counters(&self) -> Arc<RequestCounters> {
+        self.counters.clone()
     }
 }
+
+/// The `User-Agent` of a store without a `user_agent` option, when an audit context is added.
+const DEFAULT_USER_AGENT: &str = concat!("vended-storage/", env!("CARGO_PKG_VERSION"));
 
 impl HttpConnector for SharedHttpConnector {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
@@ -96,6 +113,10 @@ impl HttpConnector for SharedHttpConnector {
             own: OnceCell::new(),
             wait: network_wait(options),
             observer: self.observer.clone(),
+            counters: self.counters.clone(),
+            user_agent: options
+                .get_config_value(&ClientConfigKey::UserAgent)
+                .unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
         }))
     }
 }
@@ -166,6 +187,10 @@ struct StoreHttpService {
     /// What a caller-driven read of a body may wait for the network ([`network_wait`]).
     wait: Option<Duration>,
     observer: Option<Arc<dyn RefresherHandle>>,
+    /// The store's request counters.
+    counters: Arc<RequestCounters>,
+    /// The `User-Agent` requests carry (option `user_agent`, else this library's).
+    user_agent: String,
 }
 
 impl std::fmt::Debug for StoreHttpService {
@@ -189,7 +214,29 @@ impl StoreHttpService {
 
 #[async_trait]
 impl HttpService for StoreHttpService {
-    async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+    async fn call(&self, mut req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.audit(&mut req);
+        self.counters.sent(req.method());
+        let outcome = self.send(req).await;
+        self.counters.answered(&outcome);
+        outcome
+    }
+}
+
+impl StoreHttpService {
+    /// Appends the audit context ([`crate::audit::current`]), if any, to the request's
+    /// `User-Agent`: the store's `user_agent` option, else `vended-storage/<version>`.
+    fn audit(&self, req: &mut HttpRequest) {
+        if let Some(context) = crate::audit::current() {
+            let agent = crate::audit::user_agent_with(&self.user_agent, &context);
+            if let Ok(value) = agent.parse() {
+                req.headers_mut().insert(USER_AGENT, value);
+            }
+        }
+    }
+
+    /// Sends one attempt, through the shared or the caller-driven client.
+    async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
         // Read before the request leaves: with the time its answer is read, it bounds when
         // the endpoint stamped the answer's `Date` (see `observe_server_time`).
         let sent = self
@@ -285,6 +332,33 @@ mod tests {
         assert_eq!(
             own.get_config_value(&ClientConfigKey::PoolMaxIdlePerHost),
             Some("0".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn the_audit_context_of_a_scope_is_appended_to_the_store_user_agent() {
+        let options = ClientOptions::new().with_config(ClientConfigKey::UserAgent, "app/1");
+        let service = StoreHttpService {
+            pooled: shared_client(&options).unwrap().1,
+            options: options.clone(),
+            own: OnceCell::new(),
+            wait: None,
+            observer: None,
+            counters: Arc::default(),
+            user_agent: "app/1".into(),
+        };
+        let request = || HttpRequest::new(object_store::client::HttpRequestBody::empty());
+        let mut plain = request();
+        service.audit(&mut plain);
+        assert!(plain.headers().get(USER_AGENT).is_none());
+        let mut audited = request();
+        crate::audit::scoped(Some("spark-job/3 spark-task/1.7.0".into()), async {
+            service.audit(&mut audited)
+        })
+        .await;
+        assert_eq!(
+            audited.headers()[USER_AGENT],
+            "app/1 spark-job/3 spark-task/1.7.0"
         );
     }
 

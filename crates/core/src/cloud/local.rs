@@ -51,6 +51,7 @@ impl CloudAdapter for LocalAdapter {
             store,
             multipart,
             refresher: None,
+            counters: Default::default(),
         })
     }
 

@@ -39,6 +39,7 @@ use object_store::{
     PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 
+use crate::cloud::requests::RequestCounters;
 use crate::error::{Missing, RequestFailure};
 
 /// How one cloud names locations and reads 404 answers.
@@ -213,6 +214,7 @@ pub struct LocatedStore<S> {
     place: Arc<Place>,
     inner: Arc<S>,
     multipart: Arc<dyn MultipartStore>,
+    counters: Arc<RequestCounters>,
 }
 
 impl<S: fmt::Debug> fmt::Debug for LocatedStore<S> {
@@ -248,7 +250,20 @@ impl<S> LocatedStore<S> {
             }),
             inner: Arc::new(inner),
             multipart,
+            counters: Arc::default(),
         }
+    }
+
+    /// The store with `counters`, those of its HTTP connector (see [`Self::counters`]).
+    pub fn with_counters(mut self, counters: Arc<RequestCounters>) -> Self {
+        self.counters = counters;
+        self
+    }
+
+    /// The request counters of the store's HTTP connector (all 0 unless set by
+    /// [`Self::with_counters`]).
+    pub fn counters(&self) -> Arc<RequestCounters> {
+        self.counters.clone()
     }
 
     /// The wrapped store.

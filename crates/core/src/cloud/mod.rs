@@ -22,6 +22,7 @@ pub mod http;
 pub mod local;
 pub mod located;
 pub mod refreshing;
+pub mod requests;
 pub mod status;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use crate::options::{is_credential_key, StorageOptions};
 use crate::provider::StorageOptionsProvider;
 use crate::refresh::{RefreshConfig, RefresherHandle};
 use crate::uri::{Scheme, StoreUri};
+use requests::RequestCounters;
 
 /// A store an adapter built: the `object_store` store and, when its credentials come from a
 /// provider, the refresher that keeps them fresh.
@@ -48,6 +50,8 @@ pub struct CloudStore {
     pub multipart: Option<Arc<dyn MultipartStore>>,
     /// The credential refresher, `None` for static credentials and stores without any.
     pub refresher: Option<Arc<dyn RefresherHandle>>,
+    /// The counters of the store's HTTP requests (all 0 for `file://` and `memory://`).
+    pub counters: Arc<RequestCounters>,
 }
 
 /// What the rest of the library needs to know about one cloud.

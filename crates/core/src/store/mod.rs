@@ -13,6 +13,7 @@ use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 
+use crate::cloud::requests::{RequestCounters, RequestStats};
 use crate::error::{Error, Result};
 use crate::key::StoreKey;
 pub use crate::object::ObjectInfo;
@@ -39,6 +40,7 @@ pub struct StoreEntry {
     /// not wrapped for auth retries: the writer retries its parts itself.
     pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
     pub(crate) refresher: Option<Arc<dyn RefresherHandle>>,
+    counters: Arc<RequestCounters>,
     handles: AtomicUsize,
     on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
 }
@@ -49,6 +51,7 @@ impl StoreEntry {
         store: Arc<dyn ObjectStore>,
         multipart: Option<Arc<dyn MultipartStore>>,
         refresher: Option<Arc<dyn RefresherHandle>>,
+        counters: Arc<RequestCounters>,
         on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Self {
         Self {
@@ -56,6 +59,7 @@ impl StoreEntry {
             store,
             multipart,
             refresher,
+            counters,
             handles: AtomicUsize::new(0),
             on_last_release,
         }
@@ -279,6 +283,14 @@ impl VendedStore {
     /// The credential refresher's counters, or `None` for stores without a provider.
     pub fn refresh_stats(&self) -> Option<RefreshStats> {
         self.entry.refresher.as_ref().map(|r| r.stats())
+    }
+
+    /// The counters of this store's HTTP requests and credential refreshes, shared by every
+    /// `VendedStore` of the same registry entry (the same store key); see [`RequestStats`] for
+    /// what each counts.
+    pub fn stats(&self) -> RequestStats {
+        let refreshes = self.refresh_stats().map_or(0, |s| s.fetches);
+        self.entry.counters.snapshot(refreshes)
     }
 
     /// The credential refresher, or `None` for stores without a provider.

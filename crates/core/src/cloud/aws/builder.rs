@@ -64,9 +64,11 @@ pub fn build_s3_store(
         AwsCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
+    let connector = SharedHttpConnector::new(observer);
+    let counters = connector.counters();
     let mut builder = AmazonS3Builder::new()
         .with_bucket_name(bucket)
-        .with_http_connector(SharedHttpConnector::new(observer))
+        .with_http_connector(connector)
         .with_retry(retry_config(options)?);
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();
@@ -107,7 +109,9 @@ pub fn build_s3_store(
         bulk,
         single,
     };
-    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store, multipart)))
+    Ok(Arc::new(
+        LocatedStore::new(TERMS, bucket, store, multipart).with_counters(counters),
+    ))
 }
 
 /// An S3 store: `object_store`'s [`AmazonS3`] with two changes.

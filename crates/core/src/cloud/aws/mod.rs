@@ -75,6 +75,7 @@ impl CloudAdapter for S3Adapter {
             )?;
             let handle: Arc<dyn RefresherHandle> = Arc::new(refresher);
             return Ok(CloudStore {
+                counters: store.counters(),
                 store: store.clone(),
                 multipart: Some(store),
                 refresher: Some(handle),
@@ -92,6 +93,7 @@ impl CloudAdapter for S3Adapter {
         };
         let store = build_s3_store(bucket, options, credentials)?;
         Ok(CloudStore {
+            counters: store.counters(),
             store: store.clone(),
             multipart: Some(store),
             refresher: None,

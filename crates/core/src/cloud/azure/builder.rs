@@ -296,9 +296,9 @@ pub fn build_azure_store(
     };
     let multipart = Arc::new(store.clone());
     let store = AzureStore::new(container, store, single);
-    Ok(Arc::new(LocatedStore::new(
-        TERMS, container, store, multipart,
-    )))
+    Ok(Arc::new(
+        LocatedStore::new(TERMS, container, store, multipart).with_counters(connector.counters()),
+    ))
 }
 
 /// The blob service URL of `account` without an endpoint option, as `object_store` 0.14.2

@@ -97,6 +97,7 @@ impl CloudAdapter for AzureAdapter {
             )?;
             let handle: Arc<dyn RefresherHandle> = Arc::new(refresher);
             return Ok(CloudStore {
+                counters: store.counters(),
                 store: store.clone(),
                 multipart: Some(store),
                 refresher: Some(handle),
@@ -114,6 +115,7 @@ impl CloudAdapter for AzureAdapter {
         };
         let store = build_azure_store(container, account, options, credentials)?;
         Ok(CloudStore {
+            counters: store.counters(),
             store: store.clone(),
             multipart: Some(store),
             refresher: None,

@@ -114,8 +114,10 @@ pub fn build_gcs_store(
         GcpCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
+    let connector = crate::cloud::http::SharedHttpConnector::new(observer);
+    let counters = connector.counters();
     let mut builder = GoogleCloudStorageBuilder::new()
-        .with_http_connector(crate::cloud::http::SharedHttpConnector::new(observer))
+        .with_http_connector(connector)
         .with_bucket_name(bucket)
         .with_retry(crate::options::client::retry_config(options)?);
     validate_options(options)?;
@@ -154,7 +156,9 @@ pub fn build_gcs_store(
         .build()
         .map_err(|e| Error::invalid_option("gcs", format!("cannot build the GCS store: {e}")))?;
     let multipart = Arc::new(store.clone());
-    Ok(Arc::new(LocatedStore::new(TERMS, bucket, store, multipart)))
+    Ok(Arc::new(
+        LocatedStore::new(TERMS, bucket, store, multipart).with_counters(counters),
+    ))
 }
 
 #[cfg(test)]

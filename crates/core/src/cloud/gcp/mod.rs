@@ -89,6 +89,7 @@ impl CloudAdapter for GcsAdapter {
             )?;
             let handle: Arc<dyn RefresherHandle> = Arc::new(refresher);
             return Ok(CloudStore {
+                counters: store.counters(),
                 store: store.clone(),
                 multipart: Some(store),
                 refresher: Some(handle),
@@ -112,6 +113,7 @@ impl CloudAdapter for GcsAdapter {
         };
         let store = build_gcs_store(bucket, options, credentials)?;
         Ok(CloudStore {
+            counters: store.counters(),
             store: store.clone(),
             multipart: Some(store),
             refresher: None,

@@ -34,6 +34,8 @@ use crate::cloud::requests::RequestCounters;
 use crate::driven;
 use crate::refresh::RefresherHandle;
 
+pub(crate) mod condition;
+
 /// Most distinct HTTP clients kept by [`SharedHttpConnector`] (least recently used dropped).
 pub const MAX_CLIENTS: u64 = 64;
 
@@ -237,6 +239,7 @@ impl StoreHttpService {
 
     /// Sends one attempt, through the shared or the caller-driven client.
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let req = condition::apply(req);
         // Read before the request leaves: with the time its answer is read, it bounds when
         // the endpoint stamped the answer's `Date` (see `observe_server_time`).
         let sent = self
@@ -276,6 +279,7 @@ impl StoreHttpService {
                 }
             }
         }
+        condition::observe(response.status().as_u16());
         Ok(response)
     }
 }

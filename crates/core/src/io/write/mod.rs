@@ -20,6 +20,8 @@ use crate::store::{StoreEntry, VendedStore};
 mod abandon;
 mod parts;
 mod pending;
+#[cfg(test)]
+mod race_tests;
 mod upload;
 
 pub use abandon::{ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW};
@@ -42,13 +44,18 @@ pub enum WriteMode {
 }
 
 impl WriteMode {
-    /// The error of a refused conditional PUT, the same whatever the server answered: an
-    /// if-match write of a missing object is [`crate::ErrorKind::Precondition`] whether the
-    /// server answers 412 or 404 (S3-compatible servers differ). Other errors unchanged.
+    /// The error of a refused conditional PUT or completion, the same whatever the server
+    /// answered: an if-match write of a missing object is [`crate::ErrorKind::Precondition`]
+    /// whether the server answers 412 or 404 (S3-compatible servers differ); a create-only
+    /// write of an existing one is [`crate::ErrorKind::AlreadyExists`] whether it answers 409
+    /// or 412 (an S3 `If-None-Match: *` completion answers 412). Other errors unchanged.
     fn refusal(&self, e: object_store::Error) -> object_store::Error {
         match (self, e) {
             (WriteMode::IfMatch(_), object_store::Error::NotFound { path, source }) => {
                 object_store::Error::Precondition { path, source }
+            }
+            (WriteMode::Create, object_store::Error::Precondition { path, source }) => {
+                object_store::Error::AlreadyExists { path, source }
             }
             (_, e) => e,
         }
@@ -154,9 +161,17 @@ enum State {
 /// blocks stay the blob's uncommitted blocks (Get Block List shows them; reads and listings do
 /// not) until Azure discards them, 7 days after staging; a failed write's error says so.
 /// - [`WriteMode::Create`] and [`WriteMode::IfMatch`] are atomic when the data fits in one
-///   part (one conditional PUT). For a multipart upload they are checked with a `HEAD` just
-///   before completing, which is not atomic: `object_store` 0.14's multipart completion has
-///   no create-only or if-match form.
+///   part (one conditional PUT). A multipart upload is checked with a `HEAD` just before
+///   completing (an early, clear refusal; the upload is then aborted), and its completion
+///   request carries the condition, so that the store refuses it atomically (409/412 come out
+///   as the refusal above and the upload is aborted): S3 (`If-None-Match: *` / `If-Match`),
+///   Azure with a SAS or bearer token (same headers), GCS create-only
+///   (`x-goog-if-generation-match: 0`). Not atomic (the `HEAD` is the only guard): Azure with a
+///   shared key (its signature covers those headers, which `object_store` 0.14 does not set),
+///   if-match on GCS, `file://`, and S3-compatible servers that ignore the headers on
+///   `CompleteMultipartUpload`. A completion whose answer is lost is retried (`object_store`
+///   deems it idempotent): if the first attempt did complete, the retry may be refused (or
+///   find the upload gone) and the write fail although its data was written.
 pub struct ObjectWriter {
     store: Arc<dyn ObjectStore>,
     entry: Arc<StoreEntry>,
@@ -298,7 +313,7 @@ impl ObjectWriter {
             }
             State::Multipart(mut upload) => {
                 let outcome = match check_mode(&*self.store, &self.path, &self.options.mode).await {
-                    Ok(()) => upload.finish().await,
+                    Ok(()) => upload.finish(&self.options.mode).await,
                     Err(e) => Err(e),
                 };
                 match outcome {
@@ -390,7 +405,9 @@ impl ObjectWriter {
     }
 }
 
-/// Checks a create-only or if-match write just before completing a multipart upload. Takes
+/// Checks a create-only or if-match write just before completing a multipart upload (an early
+/// refusal; the completion itself is conditional where the store allows, see
+/// [`ObjectWriter`]). Takes
 /// the fields it needs rather than the writer, so that `finish()` stays `Send` (the writer's
 /// upload is not `Sync`): callers may hand it to `tokio::spawn`.
 async fn check_mode(store: &dyn ObjectStore, path: &Path, mode: &WriteMode) -> Result<()> {

@@ -180,7 +180,7 @@ impl VendedStore {
     /// the upload (aborted, or completed already); permission, credential and I/O errors.
     pub async fn complete_pending(&self, pending: &PendingCommit) -> Result<WriteResult> {
         let target = self.pending_target(pending)?;
-        let done = target.complete().await?;
+        let done = target.complete(&WriteMode::Overwrite).await?;
         self.forget_path(&Path::from(pending.key.as_str()));
         Ok(done.into())
     }

@@ -12,6 +12,8 @@ use object_store::path::Path;
 use object_store::{MultipartUpload, PutPayload, PutPayloadMut, PutResult};
 use tokio::task::JoinSet;
 
+use super::WriteMode;
+use crate::cloud::http::condition::{self, Require};
 use crate::cloud::CloudAdapter;
 use crate::error::{Error, Result};
 use crate::refresh::RefresherHandle;
@@ -201,15 +203,26 @@ impl Target {
         })
     }
 
-    /// Completes the upload with every part uploaded so far (all of them have ended).
-    pub(super) async fn complete(&self) -> Result<PutResult> {
+    /// Completes the upload with every part uploaded so far (all of them have ended), under
+    /// `mode`: a create-only or if-match completion request carries its condition where the
+    /// store takes one (see [`condition`]), so that the store refuses it atomically; a refusal
+    /// is the writer's ([`WriteMode::refusal`]). Without the store's multipart API (`file://`)
+    /// the completion is unconditional.
+    pub(super) async fn complete(&self, mode: &WriteMode) -> Result<PutResult> {
         match &self.kind {
             Kind::Ids { store, id, .. } => {
                 let parts = self.part_ids()?;
                 let ctx = &self.ctx;
-                Ok(ctx
-                    .with_auth_retry(|| store.complete_multipart(&ctx.path, id, parts.clone()))
-                    .await?)
+                let require = match mode {
+                    WriteMode::Overwrite => None,
+                    WriteMode::Create => Some(Require::Absent),
+                    WriteMode::IfMatch(e_tag) => Some(Require::ETag(e_tag.clone())),
+                };
+                let complete =
+                    ctx.with_auth_retry(|| store.complete_multipart(&ctx.path, id, parts.clone()));
+                condition::completing(ctx.scheme, require, ctx.path.as_ref(), complete)
+                    .await
+                    .map_err(|e| Error::from(mode.refusal(e)))
             }
             Kind::Upload(upload) => Ok(upload.lock().await.complete().await?),
         }
@@ -349,16 +362,17 @@ impl Upload {
         Ok(parts)
     }
 
-    /// Uploads the part being filled, waits for every part and completes the upload.
+    /// Uploads the part being filled, waits for every part and completes the upload under
+    /// `mode` (see [`Target::complete`]).
     ///
     /// # Errors
     /// The first failed part's error, or the completion's. The upload is not aborted here.
-    pub(super) async fn finish(&mut self) -> Result<PutResult> {
+    pub(super) async fn finish(&mut self, mode: &WriteMode) -> Result<PutResult> {
         if !self.buffer.is_empty() {
             self.start_part();
         }
         self.wait_for_capacity(0).await?;
-        let done = self.target.complete().await?;
+        let done = self.target.complete(mode).await?;
         self.handled = true;
         Ok(done)
     }

@@ -3,6 +3,7 @@
 //! [`ObjectWriter::finish`] runs them (check, complete, abort after a failure), with the other
 //! write in between, against the in-process S3 endpoint (which enforces `If-None-Match` and
 //! `If-Match` on `CompleteMultipartUpload`): only the conditional completion can refuse here.
+//! The same on Azurite with a SAS token (`If-None-Match`/`If-Match` on Put Block List).
 
 use bytes::Bytes;
 use local_s3::{LocalS3, LocalS3Config};
@@ -36,7 +37,7 @@ async fn three_parts(store: &VendedStore, mode: WriteMode, byte: u8) -> ObjectWr
     };
     let mut w = store.writer("obj", options).unwrap();
     w.write(&vec![byte; 11 * MIB]).await.unwrap();
-    assert!(w.upload_id().is_some(), "a multipart upload");
+    assert!(matches!(w.state, State::Multipart(_)), "a multipart upload");
     w
 }
 
@@ -120,4 +121,74 @@ async fn an_overwrite_completion_in_the_same_window_replaces_the_object() {
     let body = store.get("obj").await.unwrap();
     assert_eq!(body, Bytes::from(vec![b'b'; 11 * MIB]));
     assert_eq!(completions(&s3), vec![200, 200, 200, 200]);
+}
+
+#[path = "../../../tests/emulators/mod.rs"]
+mod emulators;
+
+/// A store in a fresh container of a fresh Azurite, signed with an account SAS (no header is
+/// signed: the condition can be added).
+async fn open_azurite(test: &str) -> Option<(emulators::Emulator, VendedStore)> {
+    let azurite = emulators::start_azurite(test)?;
+    emulators::create_container(&azurite, BUCKET).await;
+    let sas = emulators::account_sas(emulators::now_millis() + 600_000, false);
+    let options = [
+        ("azure_storage_use_emulator", "true"),
+        ("azure_storage_endpoint", azurite.url.as_str()),
+        ("azure_storage_account_name", emulators::AZURITE_ACCOUNT),
+        ("azure_storage_sas_token", sas.as_str()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let store = ObjectStoreRegistry::new(RegistryConfig::default())
+        .open(
+            &format!("az://{BUCKET}/t"),
+            options,
+            None,
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    Some((azurite, store))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_a_create_only_block_list_after_the_blob_appeared_is_refused() {
+    let Some((_azurite, store)) = open_azurite("azure_create_only_window").await else {
+        return;
+    };
+    let mut a = three_parts(&store, WriteMode::Create, b'a').await;
+    let mut b = three_parts(&store, WriteMode::Create, b'b').await;
+    check_mode(&*b.store, &b.path, &b.options.mode)
+        .await
+        .unwrap();
+    a.finish().await.unwrap();
+    let e = complete_after_check(&mut b).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists, "{e}");
+    assert_eq!(
+        store.get("obj").await.unwrap(),
+        Bytes::from(vec![b'a'; 11 * MIB])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_an_if_match_block_list_after_the_blob_changed_is_refused() {
+    let Some((_azurite, store)) = open_azurite("azure_if_match_window").await else {
+        return;
+    };
+    let first = store
+        .put_opts("obj", Bytes::from_static(b"v1"), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    let mut b = three_parts(&store, WriteMode::IfMatch(first.e_tag.unwrap()), b'b').await;
+    check_mode(&*b.store, &b.path, &b.options.mode)
+        .await
+        .unwrap();
+    store
+        .put_opts("obj", Bytes::from_static(b"v2"), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    let e = complete_after_check(&mut b).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Precondition, "{e}");
+    assert_eq!(store.get("obj").await.unwrap(), Bytes::from_static(b"v2"));
 }

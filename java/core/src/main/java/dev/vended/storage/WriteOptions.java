@@ -85,8 +85,11 @@ public final class WriteOptions {
 
     /**
      * Create only: closing the stream fails with {@link ObjectAlreadyExistsException} if an object
-     * exists at the path. Atomic at the store for objects up to one part; a multipart object is
-     * checked with a HEAD just before the upload completes.
+     * exists at the path. Atomic at the store for objects up to one part (one conditional PUT). A
+     * multipart object is checked with a HEAD before the upload completes, and its completion
+     * request carries the condition: atomic on S3, on Azure with a SAS or bearer token and on GCS;
+     * with an Azure shared key (whose signature covers the condition) the HEAD is the only guard,
+     * not atomic (docs/streams-and-async.md).
      *
      * @return a copy in create-only mode
      */
@@ -96,7 +99,8 @@ public final class WriteOptions {
 
     /**
      * Replace only the object whose ETag is {@code eTag}: closing the stream fails with {@link
-     * PreconditionFailedException} otherwise (atomicity as {@link #withCreateOnly()}).
+     * PreconditionFailedException} otherwise (atomicity as {@link #withCreateOnly()}, except that
+     * a multipart if-match write on GCS is only checked with a HEAD).
      *
      * @param eTag the expected ETag, exactly as {@link ObjectMeta#eTag()} gives it
      * @return a copy in if-match mode

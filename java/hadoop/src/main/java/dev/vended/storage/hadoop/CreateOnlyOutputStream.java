@@ -18,14 +18,14 @@ import org.apache.hadoop.fs.FileAlreadyExistsException;
  * HEAD before completing (an early refusal) and completed with a request carrying the condition,
  * so that the store itself refuses the second completion. Of two writers racing on a path exactly
  * one wins and the other's {@link #close()} fails (its upload aborted) on S3 (tested against the
- * local endpoint), on Azure with a SAS or bearer token, and on GCS ({@code
- * x-goog-if-generation-match: 0}; not tested against GCS or an emulator). Not atomic, the HEAD
- * being the only guard, so that two multipart writers closing at once can both succeed (the last
- * one's bytes staying): Azure with a shared key (its signature covers the condition header, which
- * the native {@code object_store} 0.14 cannot add), and S3-compatible servers that ignore
- * conditions on {@code CompleteMultipartUpload}. A completion whose answer was lost is retried:
- * if the lost attempt had completed, {@link #close()} may fail although this stream's bytes were
- * stored.
+ * local endpoint), on Azure with a SAS or bearer token (tested against Azurite), and on GCS
+ * ({@code x-goog-if-generation-match: 0}; not tested against GCS or an emulator). Not atomic,
+ * the HEAD being the only guard, so that two multipart writers closing at once can both succeed
+ * (the last one's bytes staying): Azure with a shared key (its signature covers the condition
+ * header, which the native {@code object_store} 0.14 cannot add), and S3-compatible servers that
+ * ignore conditions on {@code CompleteMultipartUpload}. A completion whose answer was lost is
+ * retried: if the lost attempt had completed, {@link #close()} may fail although this stream's
+ * bytes were stored.
  */
 final class CreateOnlyOutputStream extends OutputStream {
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use object_store::client::{HttpError, HttpErrorKind, HttpResponse};
 
-/// A snapshot of one store's request counters ([`crate::store::VendedStore::stats`]).
+/// A snapshot of one store's request counters (`VendedStore::stats`).
 ///
 /// All fields are counts since the store (its shared registry entry) was built; they only grow.
 /// A request is one HTTP attempt: `object_store` retries a failed request as a new attempt, and

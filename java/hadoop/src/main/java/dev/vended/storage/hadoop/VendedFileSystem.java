@@ -4,11 +4,9 @@ import static dev.vended.storage.hadoop.Listings.hasChildren;
 import static dev.vended.storage.hadoop.PathResolver.mayBeObject;
 import static dev.vended.storage.hadoop.PathResolver.notFound;
 
-import dev.vended.storage.MultipartOutputStream;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.ReadOptions;
-import dev.vended.storage.WriteOptions;
 import dev.vended.storage.hadoop.PathResolver.Target;
 
 import java.io.FileNotFoundException;
@@ -29,7 +27,6 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
-import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.StreamCapabilities;
@@ -184,6 +181,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     private Listings listings;
     /** Directories, deletes and renames. */
     private Namespace namespace;
+    /** The create path. */
+    private Writes writes;
     /** This instance's counters (see {@link VendedStatistics}). */
     private final IOStatisticsStore ioStatistics = VendedStatistics.forFileSystem();
 
@@ -231,6 +230,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.paths = new PathResolver(this, uri, tables, conf, vendedScheme);
         this.listings = new Listings(this, paths, blockSize);
         this.namespace = new Namespace(paths, listings);
+        this.writes = new Writes(this, paths, listings);
         this.workingDir = makeQualified(new Path("/"));
     }
 
@@ -323,10 +323,6 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         return listings.listRecursively(t);
     }
 
-    private FileStatus statusOrNull(Target t) throws IOException {
-        return listings.statusOrNull(t);
-    }
-
     // ---------------------------------------------------------------------------------------
     // Reading and writing
 
@@ -398,28 +394,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
             throws IOException {
         statistics.incrementWriteOps(1);
         ioStatistics.incrementCounter(StoreStatisticNames.OP_CREATE);
-        Target t = paths.requireTable(f);
-        if (!mayBeObject(t.table(), t.key())) {
-            throw new FileAlreadyExistsException("cannot create a file at a table's root: " + t.path());
-        }
-        FileStatus existing = statusOrNull(t);
-        if (existing != null) {
-            if (existing.isDirectory()) {
-                throw new FileAlreadyExistsException(t.path() + " is a directory");
-            }
-            if (!overwrite) {
-                throw new FileAlreadyExistsException(t.path() + " already exists");
-            }
-        }
-        if (!overwrite) {
-            // One conditional PUT (If-None-Match) at close: of racing writers exactly one wins.
-            MultipartOutputStream out =
-                    paths.store(t).openOutput(t.key(), WriteOptions.defaults().withCreateOnly());
-            return new FSDataOutputStream(
-                    new CreateOnlyOutputStream(out, t.path().toString()), statistics);
-        }
-        MultipartOutputStream out = paths.store(t).openOutput(t.key());
-        return new FSDataOutputStream(out, statistics);
+        return writes.create(paths.requireTable(f), overwrite, statistics);
     }
 
     /** As {@link #create}, after checking that the parent exists and is a directory. */
@@ -433,18 +408,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
             long blockSize,
             Progressable progress)
             throws IOException {
-        Path parent = makeQualified(f).getParent();
-        if (parent != null && !parent.isRoot()) {
-            FileStatus ps;
-            try {
-                ps = getFileStatus(parent);
-            } catch (FileNotFoundException e) {
-                throw new FileNotFoundException("parent directory does not exist: " + parent);
-            }
-            if (!ps.isDirectory()) {
-                throw new ParentNotDirectoryException(parent + " is a file");
-            }
-        }
+        writes.requireParentDirectory(f);
         return create(
                 f,
                 permission,

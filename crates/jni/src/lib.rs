@@ -109,8 +109,10 @@ fn session(handle: jlong) -> BridgeResult<Arc<Session>> {
         .ok_or(BridgeError::Closed("session"))
 }
 
+/// Runs `fut` to completion on the calling thread, with the thread's audit context.
 fn block_on<F: std::future::Future>(fut: F) -> BridgeResult<F::Output> {
-    Ok(runtime::runtime()?.block_on(fut))
+    let audit = vended_storage::audit::thread_context();
+    Ok(runtime::runtime()?.block_on(vended_storage::audit::scoped(audit, fut)))
 }
 
 fn read_options(
@@ -196,7 +198,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
 /// The number of the JNI contract between the Java classes of `dev.vended.storage` and this
 /// library. Bump it whenever an exported native method is added, removed or renamed, or changes
 /// its parameter or return types, and bump `NativeLoader.NATIVE_ABI` (Java) with it.
-pub const NATIVE_ABI: u32 = 5;
+pub const NATIVE_ABI: u32 = 6;
 
 /// `private static native String nativeAbi()` of `dev.vended.storage.NativeLoader`: the first
 /// native method the Java side calls after loading the library, before any other, to check that

@@ -1,5 +1,5 @@
 //! The exports of an open store's operations (`NativeBridge.get`, `getRange`, `put`, `head`,
-//! `list`, `delete`, `refreshStats`, `close`): each resolves the store handle, runs the
+//! `list`, `delete`, `refreshStats`, `requestStats`, `setAuditContext`, `close`): each resolves the store handle, runs the
 //! operation on the binding's runtime and converts the result for Java.
 
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
@@ -147,6 +147,49 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_refreshStats<'l>(
             None => [0, 0, -1, -1, 0, 0, 0, 0, 0, 0],
         };
         long_array(env, &values)
+    })
+    .resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_requestStats<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    env.with_env(|env| -> BridgeResult<JLongArray<'l>> {
+        let s = store(handle)?.stats();
+        // The order of `vended_storage::cloud::requests::RequestStats`' fields
+        // (`RequestStats.java` decodes it); counters saturate at `Long.MAX_VALUE`.
+        let values = [
+            s.requests,
+            s.get,
+            s.head,
+            s.put,
+            s.post,
+            s.delete,
+            s.retryable_failures,
+            s.throttled,
+            s.credential_refreshes,
+        ]
+        .map(|n| jlong::try_from(n).unwrap_or(jlong::MAX));
+        long_array(env, &values)
+    })
+    .resolve::<ThrowJava>()
+}
+
+/// Sets the audit context of the calling thread (`vended_storage::audit`): the operations it
+/// starts from now on carry it in their requests' `User-Agent`; `null` or empty clears it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_setAuditContext<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    context: JString<'l>,
+) {
+    env.with_env(|env| -> BridgeResult<()> {
+        let context = optional_string(env, &context)?;
+        vended_storage::audit::set_thread_context(context.as_deref());
+        Ok(())
     })
     .resolve::<ThrowJava>()
 }

@@ -90,6 +90,8 @@ where
     let sink = env.new_global_ref(sink)?;
     let (tx, rx) = oneshot::channel();
     let id = TASKS.insert(Arc::new(Mutex::new(State::Running(Some(tx)))));
+    // The task runs on the runtime's threads: it carries the caller's audit context.
+    let op = vended_storage::audit::scoped(vended_storage::audit::thread_context(), op);
     rt.spawn(async move {
         let outcome = until_cancelled(op, rx).await;
         if let Some(state) = TASKS.get(id) {

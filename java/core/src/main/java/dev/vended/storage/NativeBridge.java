@@ -88,6 +88,15 @@ final class NativeBridge {
      */
     static native long[] refreshStats(long handle) throws StorageException;
 
+    /**
+     * Returns {@code {requests, get, head, put, post, delete, retryableFailures, throttled,
+     * credentialRefreshes}} (see {@link RequestStats}).
+     */
+    static native long[] requestStats(long handle) throws StorageException;
+
+    /** Sets (null or empty: clears) the calling thread's audit context (see {@link AuditContext}). */
+    static native void setAuditContext(String context);
+
     /** Releases the handle; unknown or already closed handles are ignored. */
     static native void close(long handle);
 

@@ -453,6 +453,24 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
     }
 
     /**
+     * The counters of this store's HTTP requests and credential refreshes (shared by every open
+     * of the same native store, that is of the same location, options and credential source).
+     *
+     * @return a snapshot of the counters
+     * @throws IllegalStateException if the store is closed
+     * @throws StorageException if the native side cannot report them
+     */
+    public RequestStats requestStats() throws StorageException {
+        long h = handle.acquire();
+        try {
+            return RequestStats.fromNative(NativeBridge.requestStats(h));
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * The URI this store was opened with.
      *
      * @return the URI, as given

@@ -14,12 +14,15 @@ import java.util.TreeMap;
  * carries, which endpoint logs show (S3 server access logs and CloudTrail record it as {@code
  * userAgent}; GCS and Azure request logs likewise):
  *
- * <pre>{@code vended-storage/<version> table/<name> [spark-app/<application id>]}</pre>
+ * <pre>{@code vended-storage/<version> table/<name> [spark-app/<application id>] [<task context>]}</pre>
  *
  * after the user's own {@code user_agent} option if the table has one. The Spark application id
  * is there when the store is opened in a Spark driver or executor ({@code SparkEnv}, looked up
- * reflectively: Spark is not a dependency). Job, stage and task ids are not: a store, and so its
- * HTTP client and user agent, is shared by every task of the JVM. Each part is reduced to {@code
+ * reflectively: Spark is not a dependency). A store, and so this part of its user agent, is shared
+ * by every task of the JVM; the job and task ids are added per request, by the native side, from
+ * the context of the thread that started the operation ({@link TaskAudit}: {@code job/<id>
+ * spark-sql/<execution id> spark-task/<stage>.<partition>.<attempt> spark-tid/<task attempt id>},
+ * each when known). Each part is reduced to {@code
  * [A-Za-z0-9._:-]} (anything else becomes {@code _}) and at most {@value #MAX_PART} characters;
  * nothing in it is a secret (a table name is part of a configuration key). Distinct user agents
  * make distinct HTTP clients, so each table has its own connection pool.

@@ -1,11 +1,15 @@
 package dev.vended.storage.hadoop;
 
+import dev.vended.storage.ObjectStore;
+
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 import org.apache.hadoop.conf.Configuration;
@@ -70,6 +74,23 @@ final class BucketTables {
         }
         this.known = sorted(mine);
         this.unlocated = List.copyOf(pending);
+    }
+
+    /**
+     * The open stores of this bucket's tables (located ones; see {@link TableStores#openStore}),
+     * by table name.
+     *
+     * @return a new map
+     */
+    Map<String, ObjectStore> openStores() {
+        Map<String, ObjectStore> m = new TreeMap<>();
+        for (Table t : known) {
+            ObjectStore s = TableStores.openStore(t.config());
+            if (s != null) {
+                m.put(t.config().name, s);
+            }
+        }
+        return m;
     }
 
     private boolean isMine(TableConfig.Location loc) {

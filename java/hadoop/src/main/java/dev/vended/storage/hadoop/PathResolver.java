@@ -57,11 +57,15 @@ final class PathResolver {
     }
 
     /**
-     * Resolves {@code p} (qualified against the FileSystem's working directory).
+     * Resolves {@code p} (qualified against the FileSystem's working directory), after updating
+     * the calling thread's audit context ({@link TaskAudit#update()}).
      *
      * @throws java.io.InterruptedIOException if interrupted while a catalog locates a table
      */
     Target resolve(Path p) throws IOException {
+        // Every operation resolves its path first: the thread's job and task ids, if they
+        // changed, reach the native side before the operation's requests.
+        TaskAudit.update();
         Path q = fs.makeQualified(p);
         String key = q.toUri().getPath();
         while (key.startsWith("/")) {

@@ -78,6 +78,17 @@ final class TableStores {
         return holder(table).locate(table, conf, vendedScheme);
     }
 
+    /**
+     * The store of {@code table} if it is open in this JVM, without opening it.
+     *
+     * @return the store, or null
+     */
+    static ObjectStore openStore(TableConfig table) {
+        Holder h = HOLDERS.get(table.identity());
+        Opened o = h == null ? null : h.opened;
+        return o == null ? null : o.store();
+    }
+
     private static Holder holder(TableConfig table) {
         Holder h = HOLDERS.get(table.identity());
         return h != null ? h : HOLDERS.computeIfAbsent(table.identity(), k -> new Holder());

@@ -361,9 +361,6 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         }
         ObjectStore store = paths.store(t);
         try {
-            if (options.knownLength() < 0) {
-                ioStatistics.incrementCounter(StoreStatisticNames.ACTION_HTTP_HEAD_REQUEST);
-            }
             return new FSDataInputStream(
                     new VendedInputStream(
                             store.openInput(t.key(), options),
@@ -486,12 +483,14 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     }
 
     /**
-     * This instance's counters, live: operations, HEADs of opens, and the sums of its closed input
-     * streams' counters (see {@link VendedStatistics}).
+     * This instance's counters, live: operations and the sums of its closed input streams'
+     * counters (see {@link VendedStatistics}), with its tables' HTTP requests, retries, throttling
+     * and credential refreshes, summed and per table (see {@link StoreStatistics}).
      */
     @Override
     public IOStatistics getIOStatistics() {
-        return ioStatistics;
+        BucketTables t = tables;
+        return new StoreStatistics(ioStatistics, () -> t == null ? Map.of() : t.openStores());
     }
 
     /** Does not close the tables' stores: they are shared JVM-wide (see the class description). */

@@ -16,10 +16,9 @@ import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
  * StreamStatisticNames#STREAM_READ_SEEK_OPERATIONS} ({@code seek} calls), {@value
  * StreamStatisticNames#STREAM_READ_VECTORED_OPERATIONS} ({@code readVectored} calls) and {@value
  * StreamStatisticNames#STREAM_READ_VECTORED_INCOMING_RANGES} (the ranges they were given). The
- * FileSystem counts its operations ({@code op_*}), the HEAD requests sent to open a stream
- * ({@value StoreStatisticNames#ACTION_HTTP_HEAD_REQUEST}: none for an {@code openFile} with a
- * known length) and adds each stream's counters when the stream is closed. The number of GET
- * requests is not counted: ranges are coalesced into requests natively, out of this view.
+ * FileSystem counts its operations ({@code op_*}) and adds each stream's counters when the stream
+ * is closed. HTTP requests, retries, throttling and credential refreshes are counted natively, per
+ * table store, and added by {@link StoreStatistics}.
  */
 final class VendedStatistics {
 
@@ -59,8 +58,7 @@ final class VendedStatistics {
                         StoreStatisticNames.OP_LIST_FILES,
                         StoreStatisticNames.OP_MKDIRS,
                         StoreStatisticNames.OP_DELETE,
-                        StoreStatisticNames.OP_RENAME,
-                        StoreStatisticNames.ACTION_HTTP_HEAD_REQUEST)
+                        StoreStatisticNames.OP_RENAME)
                 .withCounters(STREAM_COUNTERS)
                 .build();
     }

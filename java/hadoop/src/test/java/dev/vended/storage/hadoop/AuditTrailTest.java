@@ -121,12 +121,83 @@ class AuditTrailTest {
         }
         List<RequestRecord> requests = requestsUnder("auditspark/");
         assertThat(requests).hasSizeGreaterThanOrEqualTo(4);
+        String agent = "vended-storage/\\S+ table/auditspark spark-app/" + AuditAgent.part(app);
+        String task = " spark-task/\\d+\\.\\d+\\.\\d+ spark-tid/\\d+";
         for (RequestRecord r : requests) {
             assertThat(r.userAgent())
                     .as(r.toString())
-                    .matches("vended-storage/\\S+ table/auditspark spark-app/\\S+")
-                    .endsWith(" spark-app/" + AuditAgent.part(app));
+                    .matches(agent + "( job/\\S+)?( spark-sql/\\S+)?(" + task + ")?");
         }
+        // the tasks' own requests (their data files' writes and reads) name their task; the
+        // driver's (listing, job commit) name none
+        assertThat(requests)
+                .filteredOn(r -> r.key().contains("part-") && r.method().equals("PUT"))
+                .anySatisfy(r -> assertThat(r.userAgent()).as(r.toString()).containsPattern(task));
+    }
+
+    @Test
+    void aThreadInAJobCarriesItsIdAndAnotherThreadDoesNot() throws Exception {
+        Configuration c = VendedFileSystemTest.conf(server);
+        VendedFileSystemTest.table(c, server, "auditjob", "s3a://" + BUCKET + "/auditjob/", null);
+        int from;
+        try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://" + BUCKET + "/"), c)) {
+            for (String name : new String[] {"in-job.bin", "no-job.bin"}) {
+                try (FSDataOutputStream out =
+                        fs.create(new Path("s3a://" + BUCKET + "/auditjob/" + name), true)) {
+                    out.write(new byte[] {1, 2, 3});
+                }
+            }
+            from = server.requests().size(); // the writes above: this thread, no job
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread inJob =
+                    new Thread(
+                            () -> {
+                                // as a committer does for its job (S3A's audit calls it "ji")
+                                org.apache.hadoop.fs.audit.CommonAuditContext.currentAuditContext()
+                                        .put("ji", "job-4711 x");
+                                read(fs, "in-job.bin", failed);
+                            });
+            inJob.start();
+            inJob.join();
+            Thread noJob = new Thread(() -> read(fs, "no-job.bin", failed));
+            noJob.start();
+            noJob.join();
+            assertThat(failed.get()).isNull();
+        }
+        List<RequestRecord> all = server.requests();
+        List<RequestRecord> reads =
+                all.subList(from, all.size()).stream()
+                        .filter(r -> r.key() != null && r.key().startsWith("auditjob/"))
+                        .toList();
+        assertThat(reads).filteredOn(r -> r.key().endsWith("in-job.bin")).isNotEmpty()
+                .allSatisfy(r -> assertThat(r.userAgent()).as(r.toString())
+                        .matches("vended-storage/\\S+ table/auditjob( spark-app/\\S+)? job/job-4711_x"));
+        assertThat(reads).filteredOn(r -> r.key().endsWith("no-job.bin")).isNotEmpty()
+                .allSatisfy(r -> assertThat(r.userAgent()).as(r.toString()).doesNotContain("job/"));
+    }
+
+    private static void read(
+            FileSystem fs,
+            String name,
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed) {
+        try (FSDataInputStream in = fs.open(new Path("s3a://" + BUCKET + "/auditjob/" + name))) {
+            assertThat(in.read()).isEqualTo(1);
+        } catch (Throwable t) {
+            failed.set(t);
+        }
+    }
+
+    @Test
+    void taskContextsAreComposedFromTheIdsThatAreSet() {
+        assertThat(TaskAudit.compose(null, null, null)).isNull();
+        assertThat(TaskAudit.compose(" ", "", null)).isNull();
+        assertThat(TaskAudit.compose("j 1", "7", "3.12.0 spark-tid/99"))
+                .isEqualTo("job/j_1 spark-sql/7 spark-task/3.12.0 spark-tid/99");
+        assertThat(TaskAudit.compose(null, null, "1.2.3 spark-tid/4"))
+                .isEqualTo("spark-task/1.2.3 spark-tid/4");
+        // outside Spark tasks and jobs (this test thread): none
+        assertThat(TaskAudit.context()).isNull();
     }
 
     @Test

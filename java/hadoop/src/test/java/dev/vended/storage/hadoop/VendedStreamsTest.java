@@ -343,13 +343,16 @@ class VendedStreamsTest {
 
     @Test
     void racingCreatesWithoutOverwriteHaveExactlyOneWinner() throws Exception {
-        for (int round = 0; round < 3; round++) {
+        // Rounds 0-2: one PUT each; rounds 3-4: multipart uploads of 2 parts (6 MiB), whose
+        // completions carry the condition.
+        for (int round = 0; round < 5; round++) {
             Path p = new Path("s3a://" + BUCKET + "/t/race-" + round + ".bin");
             int writers = 4;
+            int size = round < 3 ? 200_000 : 6 << 20;
             List<byte[]> contents = new ArrayList<>();
             List<FSDataOutputStream> outs = new ArrayList<>();
             for (int i = 0; i < writers; i++) {
-                contents.add(bytes(200_000 + i, 40 + i));
+                contents.add(bytes(size + i, 40 + i));
                 // every writer passes the existence check: the race is decided at close
                 outs.add(fs.create(p, false));
             }
@@ -388,12 +391,37 @@ class VendedStreamsTest {
                 }
                 assertThat(back).isEqualTo(contents.get(winner));
                 assertThat(fs.getFileStatus(p).getLen()).isEqualTo(back.length);
+                assertThat(server.incompleteUploads(BUCKET)).as("no upload left").isEmpty();
             } finally {
                 pool.shutdownNow();
             }
             assertThatThrownBy(() -> fs.create(p, false))
                     .isInstanceOf(FileAlreadyExistsException.class);
         }
+    }
+
+    @Test
+    void createsWithoutOverwriteOfSeveralPartsLetTheFirstToCloseWin() throws Exception {
+        // 11 MiB: a multipart upload of 3 parts (5 MiB each, the last 1 MiB). Both streams have
+        // uploaded their parts before either closes; the store refuses the second completion.
+        Path p = new Path("s3a://" + BUCKET + "/t/multipart-race.bin");
+        byte[] first = bytes(11 << 20, 7);
+        byte[] second = bytes(11 << 20, 8);
+        FSDataOutputStream a = fs.create(p, false);
+        FSDataOutputStream b = fs.create(p, false);
+        a.write(first);
+        b.write(second);
+        a.close();
+        assertThatThrownBy(b::close)
+                .isInstanceOf(FileAlreadyExistsException.class)
+                .hasMessageContaining("created by another writer");
+        byte[] back = new byte[first.length];
+        try (FSDataInputStream in = fs.open(p)) {
+            in.readFully(0, back);
+        }
+        assertThat(back).isEqualTo(first);
+        assertThat(fs.getFileStatus(p).getLen()).isEqualTo(first.length);
+        assertThat(server.incompleteUploads(BUCKET)).as("the loser's upload is aborted").isEmpty();
     }
 
     @Test

@@ -161,17 +161,12 @@ enum State {
 /// blocks stay the blob's uncommitted blocks (Get Block List shows them; reads and listings do
 /// not) until Azure discards them, 7 days after staging; a failed write's error says so.
 /// - [`WriteMode::Create`] and [`WriteMode::IfMatch`] are atomic when the data fits in one
-///   part (one conditional PUT). A multipart upload is checked with a `HEAD` just before
-///   completing (an early, clear refusal; the upload is then aborted), and its completion
-///   request carries the condition, so that the store refuses it atomically (409/412 come out
-///   as the refusal above and the upload is aborted): S3 (`If-None-Match: *` / `If-Match`),
-///   Azure with a SAS or bearer token (same headers), GCS create-only
-///   (`x-goog-if-generation-match: 0`). Not atomic (the `HEAD` is the only guard): Azure with a
-///   shared key (its signature covers those headers, which `object_store` 0.14 does not set),
-///   if-match on GCS, `file://`, and S3-compatible servers that ignore the headers on
-///   `CompleteMultipartUpload`. A completion whose answer is lost is retried (`object_store`
-///   deems it idempotent): if the first attempt did complete, the retry may be refused (or
-///   find the upload gone) and the write fail although its data was written.
+///   part (one conditional PUT). A multipart upload is checked with a `HEAD` before completing
+///   (an early refusal), and its completion carries the condition where the store takes it
+///   (S3; Azure with a SAS or bearer token; GCS create-only), so that the store refuses it
+///   atomically; the upload is aborted either way. Elsewhere (Azure shared key, GCS if-match,
+///   `file://`) the `HEAD` is the only guard; see `docs/streams-and-async.md`. A completion
+///   whose answer was lost is retried: if it had completed, the retry may fail the write.
 pub struct ObjectWriter {
     store: Arc<dyn ObjectStore>,
     entry: Arc<StoreEntry>,

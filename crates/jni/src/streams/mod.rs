@@ -52,8 +52,9 @@
 //! // at most partSize * (maxConcurrency + 1) plus the write call's chunk (process overhead
 //! // comes on top, see WriteOptions). mode: 0 overwrite, 1 create only
 //! // (ObjectAlreadyExistsException at close), 2 if the object's ETag is eTag
-//! // (PreconditionFailedException at close); 1 and 2 are atomic only for data up to one
-//! // part (else checked with a HEAD before completing). Nothing is visible before writerClose.
+//! // (PreconditionFailedException at close); 1 and 2: a HEAD before a multipart completion,
+//! // which carries the condition where the store takes it (atomicity per store:
+//! // docs/streams-and-async.md). Nothing is visible before writerClose.
 //! static native long writerOpen(long store, String path, long partSize, int maxConcurrency,
 //!                               int mode, String eTag);
 //! // Appends b[off, off+len) (one copy). Blocks while maxConcurrency parts are uploading.

@@ -28,15 +28,16 @@ import org.apache.hadoop.util.JsonSerialization;
 /**
  * An output committer that publishes task output by completing multipart uploads at job commit:
  * no temporary files, no rename, no byte copied (the idea of S3A's magic committer). Tasks write
- * through {@link PendingCommitFileSystem} to their work path ({@link #getWorkPath()}), which
- * uploads each file to its final path without completing it; task commit saves the attempt's
- * pending commits as one manifest; job commit completes every upload of the committed tasks
- * (bounded parallelism, {@value #THREADS_KEY}, default 8) with the driver's own store (its
- * credential refreshed as usual: the tasks' credentials may have expired), aborts every other
- * recorded upload (failed or speculative attempts), deletes the staging objects and writes {@code
- * _SUCCESS} (JSON: committer, jobId, timestamp, files, bytes). Task and job abort abort the
- * uploads and delete the staging objects. See docs/spark-and-hadoop.md, "Committer", for where
- * it is safe.
+ * through {@link VendedFileSystem} to their work path ({@link #getWorkPath()}), which uploads each
+ * file to its final path without completing it (while {@value #MAGIC_ENABLED_KEY} is true, the
+ * default; the FileSystem then has the path capability {@value #MAGIC_CAPABILITY}); task commit
+ * saves the attempt's pending commits as one manifest; job commit completes every upload of the
+ * committed tasks (bounded parallelism, {@value #THREADS_KEY}, default 8) with the driver's own
+ * store (its credential refreshed as usual: the tasks' credentials may have expired), aborts every
+ * other recorded upload (failed or speculative attempts), deletes the staging objects and writes
+ * {@code _SUCCESS} (JSON: committer, jobId, timestamp, files, bytes). Task and job abort abort
+ * the uploads and delete the staging objects. See docs/spark-and-hadoop.md, "Committer", for
+ * where it is safe.
  *
  * <p>It extends {@link FileOutputCommitter} only so that Spark's commit protocol asks it for the
  * work path ({@code spark.sql.parquet.output.committer.class} / {@code
@@ -45,6 +46,24 @@ import org.apache.hadoop.util.JsonSerialization;
 public class PendingCommitter extends FileOutputCommitter {
     /** The most uploads completed at once at job commit. */
     public static final String THREADS_KEY = "vended.storage.committer.threads";
+
+    /**
+     * Whether {@link VendedFileSystem} writes the files created under a task attempt's work path
+     * ({@code out/__magic/<jobId>/<attemptId>/__base/<rel>}) as pending uploads of {@code
+     * out/<rel>} (default {@code true}, as S3A's {@code fs.s3a.committer.magic.enabled}). When
+     * false such paths are ordinary paths and this committer refuses to run.
+     */
+    public static final String MAGIC_ENABLED_KEY = "vended.storage.committer.magic.enabled";
+
+    /** The default of {@link #MAGIC_ENABLED_KEY}. */
+    public static final boolean MAGIC_ENABLED_DEFAULT = true;
+
+    /**
+     * The path capability ({@code FileSystem.hasPathCapability}) of a FileSystem that writes work
+     * paths as this committer needs: {@link VendedFileSystem} while {@link #MAGIC_ENABLED_KEY} is
+     * true. Not S3A's {@code fs.s3a.capability.magic.committer}: the layouts differ.
+     */
+    public static final String MAGIC_CAPABILITY = "vended.storage.capability.magic.committer";
 
     /** The job's UUID that Spark puts in the configuration of the driver and of every task. */
     public static final String SPARK_JOB_UUID = "spark.sql.sources.writeJobUUID";
@@ -59,7 +78,7 @@ public class PendingCommitter extends FileOutputCommitter {
     /**
      * A committer for {@code outputPath}.
      *
-     * @param outputPath the job's output directory (on a {@link PendingCommitFileSystem})
+     * @param outputPath the job's output directory (on a {@link VendedFileSystem})
      * @param context the task attempt (or job) context
      * @throws IOException if the output path's FileSystem cannot be created
      */
@@ -270,16 +289,23 @@ public class PendingCommitter extends FileOutputCommitter {
 
     private Staging staging(JobContext context) throws IOException {
         FileSystem fs = out.getFileSystem(context.getConfiguration());
-        if (!(fs instanceof PendingCommitFileSystem)) {
+        if (!(fs instanceof VendedFileSystem)) {
             throw new IOException(
                     "PendingCommitter needs "
-                            + PendingCommitFileSystem.class.getName()
+                            + VendedFileSystem.class.getName()
                             + " as the FileSystem of "
                             + out
                             + ", not "
                             + fs.getClass().getName());
         }
-        PendingCommitFileSystem.StoreAndKey s = ((PendingCommitFileSystem) fs).storeOf(out);
+        if (!fs.hasPathCapability(out, MAGIC_CAPABILITY)) {
+            throw new IOException(
+                    "PendingCommitter needs "
+                            + MAGIC_ENABLED_KEY
+                            + "=true in the configuration of the FileSystem of "
+                            + out);
+        }
+        PendingWrites.StoreAndKey s = ((VendedFileSystem) fs).storeOf(out);
         return new Staging(s.store(), s.key(), MagicPaths.jobKey(s.key(), jobIdOf(context)));
     }
 

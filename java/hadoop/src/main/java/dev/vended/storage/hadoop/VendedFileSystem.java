@@ -134,6 +134,8 @@ import org.apache.hadoop.util.Progressable;
  *       the stream is closed (not before), and a failed write leaves nothing. With {@code
  *       overwrite=false} the object is written create-only (see {@link CreateOnlyOutputStream}):
  *       a writer that loses a race gets {@link FileAlreadyExistsException} from {@code close()}.
+ *   <li>A file created under a work path of {@link PendingCommitter} is a pending upload of its
+ *       final path, completed at job commit ({@link PendingCommitter#MAGIC_ENABLED_KEY}).
  *   <li>{@link #openFile} takes a known length (no HEAD) and a read policy, see {@link
  *       OpenFileOptions}; input streams read vectored ranges natively coalesced; the FileSystem
  *       and its streams give {@link IOStatistics} ({@link VendedStatistics}).
@@ -460,7 +462,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     /**
      * What this FileSystem really supports: the standard {@code openFile} options ({@code
      * fs.option.openfile.*}: length, read policy, buffer size, split start and end), vectored
-     * reads ({@code in:readvectored}), {@code in:readbytebuffer} and {@code iostatistics}; Hadoop's
+     * reads ({@code in:readvectored}), {@code in:readbytebuffer}, {@code iostatistics} and, while
+     * enabled, {@link PendingCommitter#MAGIC_CAPABILITY}; Hadoop's
      * answer (no symlinks) for anything else, so {@code false} for permissions, append, ACLs,
      * xattrs, snapshots, concat, truncate and the rest.
      */
@@ -477,9 +480,17 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
             case StreamCapabilities.IOSTATISTICS:
                 makeQualified(path); // checks that the path is this FileSystem's
                 return true;
+            case PendingCommitter.MAGIC_CAPABILITY:
+                makeQualified(path);
+                return writes.pending().enabled();
             default:
                 return super.hasPathCapability(path, capability);
         }
+    }
+
+    /** The store serving {@code path} and its bucket key (for {@link PendingCommitter}). */
+    PendingWrites.StoreAndKey storeOf(Path path) throws IOException {
+        return writes.pending().storeOf(path);
     }
 
     /**

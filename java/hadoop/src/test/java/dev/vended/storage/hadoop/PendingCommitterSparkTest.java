@@ -45,7 +45,8 @@ class PendingCommitterSparkTest {
                         .appName("vended-storage-committer-test")
                         .master("local[2]")
                         .config("spark.ui.enabled", "false")
-                        .config("spark.hadoop.fs.s3a.impl", PendingCommitFileSystem.class.getName())
+                        // The plain FileSystem: it writes the committer's work paths itself.
+                        .config("spark.hadoop.fs.s3a.impl", VendedFileSystem.class.getName())
                         .config(
                                 "spark.sql.parquet.output.committer.class",
                                 PendingCommitter.class.getName())

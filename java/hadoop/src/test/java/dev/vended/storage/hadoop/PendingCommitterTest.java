@@ -1,6 +1,7 @@
 package dev.vended.storage.hadoop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vended.storage.testkit.KeyStats;
 import dev.vended.storage.testkit.LocalS3Server;
@@ -56,7 +57,7 @@ class PendingCommitterTest {
 
     private static Configuration conf(String table, String location) {
         Configuration c = new Configuration(false);
-        c.set("fs.s3a.impl", PendingCommitFileSystem.class.getName());
+        c.set("fs.s3a.impl", VendedFileSystem.class.getName());
         c.setBoolean("fs.s3a.impl.disable.cache", true);
         VendedFileSystemTest.table(c, server, table, location, null);
         c.set("test.vended." + table + ".ttl-ms", Long.toString(TTL_MS));
@@ -109,6 +110,8 @@ class PendingCommitterTest {
         Path out = new Path("s3a://" + BUCKET + "/out/data");
         JobID job = new JobID("20261202", 1);
         try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://" + BUCKET + "/"), c)) {
+            assertThat(fs).isExactlyInstanceOf(VendedFileSystem.class);
+            assertThat(fs.hasPathCapability(out, PendingCommitter.MAGIC_CAPABILITY)).isTrue();
             JobContext jobContext = new JobContextImpl(c, job);
             new PendingCommitter(out, jobContext).setupJob(jobContext);
             byte[] a = bytes(6 << 20, 1);
@@ -146,8 +149,7 @@ class PendingCommitterTest {
             }
 
             // A job commit that failed half-way and runs again: one upload is completed already.
-            PendingCommitFileSystem.StoreAndKey sk =
-                    ((PendingCommitFileSystem) fs).storeOf(new Path(out, "part-2"));
+            PendingWrites.StoreAndKey sk = ((VendedFileSystem) fs).storeOf(new Path(out, "part-2"));
             String set =
                     new String(
                             sk.store().get(
@@ -196,6 +198,52 @@ class PendingCommitterTest {
 
             assertThat(incomplete()).isZero();
             assertThat(keysUnder(fs, out)).isEmpty();
+        }
+    }
+
+    @Test
+    void withTheMagicCommitterDisabledWorkPathsAreOrdinaryAndTheCommitterRefuses()
+            throws Exception {
+        Configuration c = conf("pc3", "s3a://" + BUCKET + "/off/");
+        c.setBoolean(PendingCommitter.MAGIC_ENABLED_KEY, false);
+        Path out = new Path("s3a://" + BUCKET + "/off/data");
+        JobID job = new JobID("20261202", 3);
+        try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://" + BUCKET + "/"), c)) {
+            assertThat(fs.hasPathCapability(out, PendingCommitter.MAGIC_CAPABILITY)).isFalse();
+            long before = incomplete();
+            TaskAttemptContext t0 = attempt(c, job, 0, 0);
+            PendingCommitter c0 = new PendingCommitter(out, t0);
+            Path p = write(fs, c0, "part-0", bytes(10, 6));
+            assertThat(read(fs, p)).as("written at the work path itself").isEqualTo(bytes(10, 6));
+            assertThat(incomplete()).isEqualTo(before);
+            JobContext jobContext = new JobContextImpl(c, job);
+            assertThatThrownBy(() -> new PendingCommitter(out, jobContext).commitJob(jobContext))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(PendingCommitter.MAGIC_ENABLED_KEY);
+            assertThat(fs.exists(new Path(out, "part-0"))).isFalse();
+            fs.delete(out, true);
+        }
+    }
+
+    @SuppressWarnings("deprecation")
+    @Test
+    void theDeprecatedFileSystemNameStillWritesPendingUploads() throws Exception {
+        Configuration c = conf("pc4", "s3a://" + BUCKET + "/old/");
+        c.set("fs.s3a.impl", PendingCommitFileSystem.class.getName());
+        Path out = new Path("s3a://" + BUCKET + "/old/data");
+        JobID job = new JobID("20261202", 4);
+        try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://" + BUCKET + "/"), c)) {
+            assertThat(fs).isInstanceOf(PendingCommitFileSystem.class);
+            assertThat(fs.hasPathCapability(out, PendingCommitter.MAGIC_CAPABILITY)).isTrue();
+            TaskAttemptContext t0 = attempt(c, job, 0, 0);
+            PendingCommitter c0 = new PendingCommitter(out, t0);
+            write(fs, c0, "part-0", bytes(10, 7));
+            c0.commitTask(t0);
+            assertThat(fs.exists(new Path(out, "part-0"))).isFalse();
+            JobContext jobContext = new JobContextImpl(c, job);
+            new PendingCommitter(out, jobContext).commitJob(jobContext);
+            assertThat(read(fs, new Path(out, "part-0"))).isEqualTo(bytes(10, 7));
+            assertThat(keysUnder(fs, new Path(out, "__magic"))).isEmpty();
         }
     }
 

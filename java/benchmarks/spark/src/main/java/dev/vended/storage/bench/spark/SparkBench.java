@@ -119,8 +119,8 @@ public final class SparkBench {
         SparkSession.Builder b = SparkSession.builder().appName("vended-bench-spark").master("local[2]")
                 .config("spark.ui.enabled", "false")
                 .config("spark.sql.shuffle.partitions", "4")
-                .config("spark.hadoop.fs.vended.impl", pending()
-                        ? "dev.vended.storage.hadoop.PendingCommitFileSystem" : VendedFileSystem.class.getName())
+                // With or without the committer: VendedFileSystem writes its work paths itself.
+                .config("spark.hadoop.fs.vended.impl", VendedFileSystem.class.getName())
                 // Both: Parquet's vectored reads (readVectored), as S3A's docs recommend.
                 .config("spark.hadoop.parquet.hadoop.vectored.io.enabled", "true");
         String t = "spark.hadoop.vended.storage.table.bench.";

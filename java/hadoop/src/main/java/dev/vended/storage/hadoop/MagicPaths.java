@@ -9,7 +9,8 @@ import org.apache.hadoop.fs.Path;
  *
  * <ul>
  *   <li>{@code <attemptId>/__base/<rel>}: the work path of a task attempt; a file created there by
- *       {@link PendingCommitFileSystem} is written as a pending upload to {@code out/<rel>};
+ *       {@link VendedFileSystem} is written as a pending upload to {@code out/<rel>} (see {@link
+ *       PendingWrites});
  *   <li>{@code uploads/<uuid>.json}: one record per upload, written when it starts (job abort and
  *       job commit abort every recorded upload nobody committed);
  *   <li>{@code pending/<attemptId>/<uuid>.pending}: the pending commit of a closed file;

@@ -11,7 +11,7 @@
 //! | [`BlockingObjectReader`] | one ranged GET read by blocking calls, its connection driven by the reading thread |
 //! | [`VendedStore::read_range_into`] | one ranged GET into a caller's `&mut [u8]` (one copy) |
 //! | [`VendedStore::get_body`] / [`VendedStore::get_into`] | a whole object, streamed / into a presized buffer |
-//! | [`VendedStore::get_ranges`] | several ranges of one object (`object_store` coalesces close ones) |
+//! | [`VendedStore::get_ranges_merged`] / [`VendedStore::get_ranges`] | several ranges of one object, nearby ones merged into one GET by a [`RangeMerge`] (Hadoop's rule, or `object_store`'s 1 MiB) |
 //! | [`VendedStore::writer`] | an [`ObjectWriter`]: one PUT when small, else a multipart upload |
 //! | [`VendedStore::put_opts`] | a PUT with a [`WriteMode`]: overwrite, create-only, if-ETag-matches |
 //! | [`VendedStore::list_stream`] / [`VendedStore::list_with_delimiter`] | listings |
@@ -25,11 +25,13 @@ mod blocking;
 mod list;
 mod ops;
 mod read;
+mod vectored;
 mod write;
 
 pub use blocking::BlockingObjectReader;
 pub use list::{DelimitedListing, ObjectLister};
 pub use read::ObjectBody;
+pub use vectored::{RangeMerge, VECTORED_PARALLEL};
 pub use write::{
     ObjectWriter, PendingCommit, WriteMode, WriteResult, WriterOptions, ABORT_FIRST_PAUSE,
     ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW, PENDING_COMMIT_VERSION,

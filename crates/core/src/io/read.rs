@@ -298,27 +298,6 @@ impl VendedStore {
         Ok(n as u64)
     }
 
-    /// Reads several ranges of one object (start inclusive, end exclusive), in the order
-    /// given. `object_store` merges ranges less than 1 MiB apart into one request and runs up
-    /// to 10 requests at once; each returned `Bytes` is a slice of the merged body (no copy).
-    ///
-    /// # Errors
-    /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range; otherwise as
-    /// [`get_body`](Self::get_body) (a range past the end of the object is an error).
-    pub async fn get_ranges(&self, path: &str, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        if let Some(r) = ranges.iter().find(|r| r.start >= r.end) {
-            return Err(range_error(format!(
-                "start {} must be below end {}",
-                r.start, r.end
-            )));
-        }
-        if ranges.is_empty() {
-            return Ok(Vec::new());
-        }
-        let p = self.path(path)?;
-        Ok(self.entry.store.get_ranges(&p, ranges).await?)
-    }
-
     fn whole_seconds(&self) -> bool {
         head_has_whole_seconds(self.entry.key.scheme)
     }

@@ -11,7 +11,8 @@
 //! static native long startGet(long store, String path, Object sink);
 //! static native long startGetRange(long store, String path, long start, long end, Object sink);
 //! static native long startGetRanges(long store, String path, long[] starts, long[] ends,
-//!                                   Object sink);
+//!                                   long minSeek, long maxMerged, Object sink);
+//!                                   // minSeek < 0: the store's default merge rule
 //! static native long startPut(long store, String path, byte[] data, int mode, String eTag,
 //!                             Object sink);          // mode: 0 overwrite, 1 create, 2 if-match
 //! static native long startHead(long store, String path, Object sink);
@@ -42,7 +43,7 @@ use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 
-use vended_storage::io::WriteMode;
+use vended_storage::io::{RangeMerge, WriteMode};
 use vended_storage::store::VendedStore;
 
 use crate::errors::{BridgeError, ThrowJava};
@@ -107,16 +108,31 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRanges<'l>(
     path: JString<'l>,
     starts: JLongArray<'l>,
     ends: JLongArray<'l>,
+    min_seek: jlong,
+    max_merged: jlong,
     sink: JObject<'l>,
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let (store, path) = store_path(env, handle, &path)?;
         let ranges = java_ranges(env, &starts, &ends)?;
+        // min_seek < 0: the store's default rule (VendedStore::get_ranges).
+        let merge = if min_seek < 0 {
+            RangeMerge::OBJECT_STORE
+        } else if max_merged < 1 {
+            return Err(BridgeError::Argument(format!(
+                "maxMerged must be at least 1 byte, not {max_merged}"
+            )));
+        } else {
+            RangeMerge {
+                min_seek: min_seek as u64,
+                max_merged: max_merged as u64,
+            }
+        };
         spawn(env, &sink, async move {
             if ranges.is_empty() {
                 return Ok(Value::Parts(Vec::new()));
             }
-            let parts = store.get_ranges(&path, &ranges).await?;
+            let parts = store.get_ranges_merged(&path, &ranges, merge).await?;
             Ok(Value::Parts(parts.into_iter().map(boxed).collect()))
         })
     })

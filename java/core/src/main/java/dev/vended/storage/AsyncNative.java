@@ -37,9 +37,14 @@ final class AsyncNative {
     /** Bytes {@code [start, end)}; {@link #take} gives a {@code byte[]}. */
     static native long startGetRange(long store, String path, long start, long end, Sink sink);
 
-    /** Ranges {@code [starts[i], ends[i])}; {@link #take} gives a {@code byte[][]}, in order. */
+    /**
+     * Ranges {@code [starts[i], ends[i])}; {@link #take} gives a {@code byte[][]}, in order. Ranges
+     * less than {@code minSeek} bytes apart are merged into one GET while it stays at most {@code
+     * maxMerged} bytes; a negative {@code minSeek} means the store's default rule.
+     */
     static native long startGetRanges(
-            long store, String path, long[] starts, long[] ends, Sink sink);
+            long store, String path, long[] starts, long[] ends, long minSeek, long maxMerged,
+            Sink sink);
 
     /**
      * One PUT of {@code data} (copied before this returns). {@code mode}: 0 a plain put ({@link

@@ -161,6 +161,36 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return one array per range, in order
      */
     public CompletableFuture<List<byte[]>> getRangesAsync(String path, List<ByteRange> ranges) {
+        return getRanges(path, ranges, -1L, 1L);
+    }
+
+    /**
+     * A vectored read with Hadoop's merge rule ({@code PositionedReadable.minSeekForVectorReads} /
+     * {@code maxReadSizeForVectorReads}, as S3A applies them): ranges sorted by offset are fetched
+     * with one ranged GET while the gap between them is below {@code minSeek} bytes and the merged
+     * range stays at most {@code maxMerged} bytes; a longer range on its own is one GET, never
+     * split. Up to 10 GETs run at once.
+     *
+     * @param path the object path
+     * @param ranges the ranges (any order; none empty)
+     * @param minSeek gaps of at least this many bytes are not fetched (0: only overlapping ranges
+     *     share a GET)
+     * @param maxMerged the largest merged GET, in bytes (at least 1)
+     * @return one array per range, in the order of {@code ranges}
+     * @throws IllegalArgumentException if {@code minSeek < 0} or {@code maxMerged < 1}
+     */
+    public CompletableFuture<List<byte[]>> getRangesAsync(
+            String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
+        if (minSeek < 0 || maxMerged < 1) {
+            throw new IllegalArgumentException(
+                    "minSeek must be >= 0 (was " + minSeek + ") and maxMerged >= 1 (was "
+                            + maxMerged + ")");
+        }
+        return getRanges(path, ranges, minSeek, maxMerged);
+    }
+
+    private CompletableFuture<List<byte[]>> getRanges(
+            String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
         return call(
                 (h, s) -> {
                     Objects.requireNonNull(ranges, "ranges");
@@ -171,7 +201,8 @@ public final class AsyncObjectStore implements AutoCloseable {
                         starts[i] = r.start();
                         ends[i] = r.endExclusive();
                     }
-                    return AsyncNative.startGetRanges(h, nonNull(path, "path"), starts, ends, s);
+                    return AsyncNative.startGetRanges(
+                            h, nonNull(path, "path"), starts, ends, minSeek, maxMerged, s);
                 },
                 r -> List.of((byte[][]) r));
     }

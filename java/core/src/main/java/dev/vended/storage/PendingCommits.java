@@ -68,11 +68,33 @@ public final class PendingCommits {
      */
     public PendingOutputStream openPendingOutput(
             String path, String record, Consumer<PendingCommit> onClose) throws StorageException {
+        return openPendingOutput(path, record, onClose, WriteOptions.defaults());
+    }
+
+    /**
+     * {@link #openPendingOutput(String, String, Consumer)} with the part size and the parts
+     * uploading at once of {@code options} (its write mode is not used: the commit decides). The
+     * stream holds at most {@code partSize * (maxConcurrency + 1)} bytes of data.
+     *
+     * @param path the object path, relative to the store's prefix
+     * @param record as in the three-argument form; {@code null} for none
+     * @param onClose called with the pending commit when the stream closes; may be null
+     * @param options part size and concurrency
+     * @return the stream
+     * @throws NullPointerException if {@code path} or {@code options} is null
+     * @throws InvalidOptionsException naming {@code part_size} for a part size outside the store's
+     *     limits (S3: 5 MiB to 5 GiB)
+     * @throws StorageException as the three-argument form
+     */
+    public PendingOutputStream openPendingOutput(
+            String path, String record, Consumer<PendingCommit> onClose, WriteOptions options)
+            throws StorageException {
         Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(options, "options");
         long h = store.acquireHandle();
         long w;
         try {
-            w = PendingNative.open(h, path, 0, 0, record);
+            w = PendingNative.open(h, path, options.partSize(), options.maxConcurrency(), record);
         } finally {
             store.releaseHandle();
             Reference.reachabilityFence(store);

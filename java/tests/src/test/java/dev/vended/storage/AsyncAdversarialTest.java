@@ -138,7 +138,8 @@ class AsyncAdversarialTest {
                         IllegalArgumentException.class,
                         () ->
                                 AsyncNative.startGetRanges(
-                                        h, "o", new long[2], new long[1], new Recorder()));
+                                        h, "o", new long[2], new long[1], -1L, 1L,
+                                        new Recorder()));
             } finally {
                 store.releaseHandle();
             }

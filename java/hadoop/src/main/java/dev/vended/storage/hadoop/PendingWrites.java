@@ -30,11 +30,13 @@ final class PendingWrites {
     /** A store and a bucket key in it. */
     record StoreAndKey(ObjectStore store, String key) {}
 
+    private final VendedFileSystem fs;
     private final PathResolver paths;
     private final boolean enabled;
 
     /** The task side of {@code fs}, whose configuration ({@code getConf()}) is set. */
     PendingWrites(VendedFileSystem fs, PathResolver paths) {
+        this.fs = fs;
         this.paths = paths;
         this.enabled =
                 fs.getConf()
@@ -72,7 +74,8 @@ final class PendingWrites {
     /**
      * A pending output for a key under a work path ({@link #isPending}): a multipart upload of the
      * final path, started now, whose record is saved at once and whose pending commit is saved when
-     * the stream closes.
+     * the stream closes; its part size is the FileSystem's ({@link
+     * VendedFileSystem#WRITE_PART_SIZE_KEY}).
      *
      * @throws IOException if the final path's store cannot be opened or the upload cannot start
      */
@@ -86,7 +89,8 @@ final class PendingWrites {
         String record = jobKey + "/uploads/" + id + ".json";
         String pendingKey = jobKey + "/pending/" + magic[2] + "/" + id + ".pending";
         PendingOutputStream out =
-                PendingCommits.of(s.store()).openPendingOutput(s.key(), record, null);
+                PendingCommits.of(s.store())
+                        .openPendingOutput(s.key(), record, null, fs.writeOptions());
         return new FSDataOutputStream(new Saving(out, s.store(), pendingKey), statistics);
     }
 

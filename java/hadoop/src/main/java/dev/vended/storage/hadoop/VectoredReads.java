@@ -18,29 +18,72 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.IntFunction;
 import java.util.function.LongConsumer;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.VectoredReadUtils;
 
 /**
  * The vectored reads ({@code PositionedReadable.readVectored}) of one {@link VendedInputStream}:
  * one native {@code getRanges} call per {@link #read}, on the store's async view, so no Java
- * thread waits for the requests. The native side ({@code object_store}'s {@code get_ranges})
- * merges ranges less than {@link #COALESCE_GAP} apart into one ranged GET and runs up to 10 GETs
- * at once; each range comes back as its own Java array, which is copied into the caller's buffer.
+ * thread waits for the requests. The native side merges ranges by Hadoop's rule, as S3A does:
+ * ranges less than {@link Merge#minSeek} bytes apart share one ranged GET while it stays at most
+ * {@link Merge#maxMerged} bytes (a longer range is one GET of its own), and runs up to 10 GETs at
+ * once; each range comes back as its own Java array, which is copied into the caller's buffer.
  */
 final class VectoredReads {
 
-    /** Ranges closer than this are fetched with one GET (object_store's coalescing): 1 MiB. */
-    static final int COALESCE_GAP = 1 << 20;
+    private static final String MIN_SEEK_KEY = VendedFileSystem.VECTORED_MIN_SEEK_KEY;
+    private static final String MAX_MERGED_KEY = VendedFileSystem.VECTORED_MAX_MERGED_KEY;
 
-    /** What {@code maxReadSizeForVectorReads} advertises: 8 MiB (advisory, see there). */
-    static final int MAX_MERGED_READ = 8 << 20;
+    /** Default gap (bytes) at and above which ranges get GETs of their own: 4 KiB, as S3A. */
+    static final int DEFAULT_MIN_SEEK = 4 << 10;
+
+    /** Default largest merged GET (bytes): 1 MiB, as S3A. */
+    static final int DEFAULT_MAX_MERGED = 1 << 20;
+
+    /**
+     * How ranges are merged into GETs.
+     *
+     * @param minSeek gaps of at least this many bytes are not fetched (0 or more)
+     * @param maxMerged the largest merged GET in bytes (1 or more; longer single ranges stay whole)
+     */
+    record Merge(int minSeek, int maxMerged) {
+
+        /** S3A's defaults: 4 KiB and 1 MiB. */
+        static final Merge DEFAULT = new Merge(DEFAULT_MIN_SEEK, DEFAULT_MAX_MERGED);
+
+        Merge {
+            if (minSeek < 0 || maxMerged < 1) {
+                throw new IllegalArgumentException(
+                        MIN_SEEK_KEY + " must be >= 0 and " + MAX_MERGED_KEY
+                                + " >= 1 bytes (were " + minSeek + ", " + maxMerged + ")");
+            }
+        }
+
+        /**
+         * The rule configured in {@code conf} ({@link VendedFileSystem#VECTORED_MIN_SEEK_KEY},
+         * {@link VendedFileSystem#VECTORED_MAX_MERGED_KEY};
+         * sizes as Hadoop reads them: bytes, or with a suffix such as {@code 64k}, {@code 1m}).
+         *
+         * @throws IllegalArgumentException naming the key for a negative or too large value
+         */
+        static Merge of(Configuration conf) {
+            long minSeek = conf.getLongBytes(MIN_SEEK_KEY, DEFAULT_MIN_SEEK);
+            long maxMerged = conf.getLongBytes(MAX_MERGED_KEY, DEFAULT_MAX_MERGED);
+            if (minSeek > Integer.MAX_VALUE || maxMerged > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(
+                        MIN_SEEK_KEY + " and " + MAX_MERGED_KEY + " must be below 2 GiB");
+            }
+            return new Merge((int) minSeek, (int) maxMerged);
+        }
+    }
 
     private final ObjectStore store;
     private final String path;
     private final long length;
     private final String uri;
     private final LongConsumer delivered;
+    private final Merge merge;
     private AsyncObjectStore async;
 
     /**
@@ -49,13 +92,26 @@ final class VectoredReads {
      * @param length the object's length (ranges past it fail with {@link EOFException})
      * @param uri the path, for messages
      * @param delivered called with each range's length once its future is completed with bytes
+     * @param merge how ranges are merged into GETs
      */
-    VectoredReads(ObjectStore store, String path, long length, String uri, LongConsumer delivered) {
+    VectoredReads(
+            ObjectStore store,
+            String path,
+            long length,
+            String uri,
+            LongConsumer delivered,
+            Merge merge) {
         this.store = store;
+        this.merge = Objects.requireNonNull(merge, "merge");
         this.path = path;
         this.length = length;
         this.uri = uri;
         this.delivered = delivered;
+    }
+
+    /** How this stream's ranges are merged into GETs. */
+    Merge merge() {
+        return merge;
     }
 
     private synchronized AsyncObjectStore async() {
@@ -102,7 +158,7 @@ final class VectoredReads {
             }
         }
         if (!wanted.isEmpty()) {
-            async().getRangesAsync(path, wanted)
+            async().getRangesAsync(path, wanted, merge.minSeek(), merge.maxMerged())
                     .whenComplete(
                             (parts, error) -> {
                                 for (int i = 0; i < futures.size(); i++) {

@@ -7,6 +7,7 @@ import static dev.vended.storage.hadoop.PathResolver.notFound;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
 import dev.vended.storage.ReadOptions;
+import dev.vended.storage.WriteOptions;
 import dev.vended.storage.hadoop.PathResolver.Target;
 
 import java.io.FileNotFoundException;
@@ -137,7 +138,8 @@ import org.apache.hadoop.util.Progressable;
  *   <li>A file created under a work path of {@link PendingCommitter} is a pending upload of its
  *       final path, completed at job commit ({@link PendingCommitter#MAGIC_ENABLED_KEY}).
  *   <li>{@link #openFile} takes a known length (no HEAD) and a read policy, see {@link
- *       OpenFileOptions}; input streams read vectored ranges natively coalesced; the FileSystem
+ *       OpenFileOptions}; input streams read vectored ranges natively, merged by Hadoop's rule
+ *       ({@link #VECTORED_MIN_SEEK_KEY}, {@link #VECTORED_MAX_MERGED_KEY}); the FileSystem
  *       and its streams give {@link IOStatistics} ({@link VendedStatistics}).
  *   <li>{@link #rename} is a server-side copy of every object and a delete of the source: <b>not
  *       atomic</b>; renaming across tables is refused; the destination's parents are implied.
@@ -156,6 +158,26 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
 
     /** Block size reported to split planners, bytes (default 32 MiB). */
     public static final String BLOCK_SIZE_KEY = "vended.storage.block.size";
+
+    /**
+     * Vectored reads: ranges at least this many bytes apart get GETs of their own, bytes (default
+     * 4 KiB). As S3A's {@code fs.s3a.vectored.read.min.seek.size}, same default.
+     */
+    public static final String VECTORED_MIN_SEEK_KEY = "vended.storage.vectored.min-seek";
+
+    /**
+     * Vectored reads: the largest GET nearby ranges are merged into, bytes (default 1 MiB); a
+     * longer range is one GET of its own. As S3A's {@code fs.s3a.vectored.read.max.merged.size},
+     * same default.
+     */
+    public static final String VECTORED_MAX_MERGED_KEY = "vended.storage.vectored.max-merged";
+
+    /**
+     * Part size of the pending multipart uploads of files written under a {@link PendingCommitter}
+     * work path, bytes (default 5 MiB). S3 allows 5 MiB to 5 GiB. A stream holds at most 9 parts
+     * (8 uploading, 1 filling): 45 MiB at 5 MiB.
+     */
+    public static final String WRITE_PART_SIZE_KEY = "vended.storage.write.part-size";
 
     /**
      * Storage options shared by every table, as {@code vended.storage.options.*} (for example
@@ -185,6 +207,10 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     private Namespace namespace;
     /** The create path. */
     private Writes writes;
+    /** How vectored reads merge ranges ({@link #VECTORED_MIN_SEEK_KEY}, ...MAX_MERGED_KEY). */
+    private VectoredReads.Merge vectoredMerge = VectoredReads.Merge.DEFAULT;
+    /** Part size of uploads ({@link #WRITE_PART_SIZE_KEY}). */
+    private WriteOptions writeOptions = WriteOptions.defaults();
     /** This instance's counters (see {@link VendedStatistics}). */
     private final IOStatisticsStore ioStatistics = VendedStatistics.forFileSystem();
 
@@ -222,6 +248,12 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.vendedScheme = conf.getTrimmed(VENDED_SCHEME_KEY, "s3");
         this.cloudScheme = TableConfig.Location.cloudScheme(name.getScheme(), vendedScheme);
         this.blockSize = conf.getLongBytes(BLOCK_SIZE_KEY, DEFAULT_BLOCK_SIZE);
+        this.vectoredMerge = VectoredReads.Merge.of(conf);
+        long partSize = conf.getLongBytes(WRITE_PART_SIZE_KEY, WriteOptions.DEFAULT_PART_SIZE);
+        if (partSize <= 0) {
+            throw new IOException(WRITE_PART_SIZE_KEY + " must be positive (bytes), got " + partSize);
+        }
+        this.writeOptions = WriteOptions.defaults().withPartSize(partSize);
         this.tables =
                 new BucketTables(
                         cloudScheme,
@@ -234,6 +266,11 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.namespace = new Namespace(paths, listings);
         this.writes = new Writes(this, paths, listings);
         this.workingDir = makeQualified(new Path("/"));
+    }
+
+    /** The part size and concurrency of this FileSystem's uploads ({@link #WRITE_PART_SIZE_KEY}). */
+    WriteOptions writeOptions() {
+        return writeOptions;
     }
 
     @Override
@@ -369,7 +406,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
                             store,
                             statistics,
                             t.path().toString(),
-                            ioStatistics));
+                            ioStatistics,
+                            vectoredMerge));
         } catch (ObjectNotFoundException e) {
             if (hasChildren(store, t.key())) {
                 FileNotFoundException d =

@@ -50,18 +50,20 @@ final class VendedInputStream extends FSInputStream
      * @param statistics the FileSystem's byte counters, or {@code null}
      * @param uri the path, for messages
      * @param fsStatistics the FileSystem's IOStatistics, or {@code null}
+     * @param merge how vectored reads merge ranges into GETs
      */
     VendedInputStream(
             SeekableObjectInputStream in,
             ObjectStore store,
             FileSystem.Statistics statistics,
             String uri,
-            IOStatisticsStore fsStatistics) {
+            IOStatisticsStore fsStatistics,
+            VectoredReads.Merge merge) {
         this.in = in;
         this.statistics = statistics;
         this.uri = uri;
         this.fsStatistics = fsStatistics;
-        this.vectored = new VectoredReads(store, in.path(), in.length(), uri, this::countVectored);
+        this.vectored = new VectoredReads(store, in.path(), in.length(), uri, this::countVectored, merge);
     }
 
     private void ensureOpen() throws IOException {
@@ -196,7 +198,8 @@ final class VendedInputStream extends FSInputStream
      * offset, {@link IllegalArgumentException} for a negative length or overlapping ranges, all
      * thrown here), and each range's future is set before this method returns. A range reaching
      * past the end of the object fails its future with {@link EOFException}; the others are
-     * fetched natively, ranges less than {@link #minSeekForVectorReads()} apart with one GET, and
+     * fetched natively, ranges less than {@link #minSeekForVectorReads()} apart with one GET of at
+     * most {@link #maxReadSizeForVectorReads()} bytes, and
      * each future completes with a buffer from {@code allocate}, flipped (position 0, limit the
      * range's length). The stream's position does not move, and other reads may go on meanwhile.
      * Not pinned to the ETag seen at open, unlike the stream's own reads.
@@ -211,22 +214,21 @@ final class VendedInputStream extends FSInputStream
     }
 
     /**
-     * The gap below which two ranges of a vectored read are fetched with one GET: 1 MiB, what
-     * the native side ({@code object_store}'s range coalescing) does.
+     * The gap (bytes) at and above which two ranges of a vectored read get GETs of their own:
+     * {@code vended.storage.vectored.min-seek}, 4 KiB by default (S3A's default).
      */
     @Override
     public int minSeekForVectorReads() {
-        return VectoredReads.COALESCE_GAP;
+        return vectored.merge().minSeek();
     }
 
     /**
-     * The largest read a vectored read merges ranges into; the native side merges every run of
-     * ranges with gaps under {@link #minSeekForVectorReads()} without a cap, so this is advisory:
-     * 8 MiB.
+     * The largest GET (bytes) a vectored read merges ranges into (a longer range on its own is
+     * one GET): {@code vended.storage.vectored.max-merged}, 1 MiB by default (S3A's default).
      */
     @Override
     public int maxReadSizeForVectorReads() {
-        return VectoredReads.MAX_MERGED_READ;
+        return vectored.merge().maxMerged();
     }
 
     @Override

@@ -112,7 +112,7 @@ class VendedStreamsTest {
     }
 
     @Test
-    void readVectoredCoalescesNearbyRangesAndFailsOnlyThePastEofRange() throws Exception {
+    void readVectoredMergesOnlyCloseRangesAndFailsOnlyThePastEofRange() throws Exception {
         byte[] data = bytes(6 << 20, 3);
         Path p = write("vectored.bin", data);
         for (boolean direct : new boolean[] {false, true}) {
@@ -161,9 +161,43 @@ class VendedStreamsTest {
                                 (long) all.size());
             }
             long gets = requests("GET", p, from);
-            // ranges less than 1 MiB apart share a GET: the near ones (0 to ~130 KiB) one, the far
-            // one (at 5 MiB) and the last (960 KiB after it) another
-            assertThat(gets).as("GETs for %d ranges", all.size()).isEqualTo(2);
+            // S3A's rule (min seek 4 KiB, merged GETs up to 1 MiB): the 3 adjacent ranges at 0
+            // share a GET; the 12 ranges ~9 KiB apart, the far one and the last one (960 KiB
+            // after it) get one each: the gaps are not fetched
+            assertThat(gets).as("GETs for %d ranges", all.size()).isEqualTo(15);
+            try (FSDataInputStream in = fs.open(p)) {
+                assertThat(in.minSeekForVectorReads()).isEqualTo(4096);
+                assertThat(in.maxReadSizeForVectorReads()).isEqualTo(1 << 20);
+            }
+        }
+    }
+
+    @Test
+    void vectoredMergeRuleComesFromTheConfiguration() throws Exception {
+        byte[] data = bytes(3 << 20, 5);
+        Path p = write("vectored-conf.bin", data);
+        Configuration c = VendedFileSystemTest.conf(server);
+        VendedFileSystemTest.table(c, server, "streams", "s3a://" + BUCKET + "/t/", null);
+        c.set(VendedFileSystem.VECTORED_MIN_SEEK_KEY, "16k");
+        c.set(VendedFileSystem.VECTORED_MAX_MERGED_KEY, "100k");
+        try (FileSystem wide = FileSystem.newInstance(URI.create("s3a://" + BUCKET + "/"), c)) {
+            List<FileRange> ranges = new ArrayList<>();
+            // 20 ranges of 1,000 bytes 10,000 bytes apart (gaps 9,000 < 16 KiB): 100 KiB hold 10
+            for (int i = 0; i < 20; i++) {
+                ranges.add(FileRange.createFileRange(i * 11_000L, 1_000));
+            }
+            ranges.add(FileRange.createFileRange(2L << 20, 1_500_000)); // longer than 100 KiB
+            int from = logged();
+            try (FSDataInputStream in = wide.open(p)) {
+                assertThat(in.minSeekForVectorReads()).isEqualTo(16 << 10);
+                assertThat(in.maxReadSizeForVectorReads()).isEqualTo(100 << 10);
+                in.readVectored(ranges, ByteBuffer::allocate);
+                for (FileRange r : ranges) {
+                    assertRange(r, data);
+                }
+            }
+            // 2 merged GETs of 10 ranges each (~100 KiB), and the long range whole
+            assertThat(requests("GET", p, from)).isEqualTo(3);
         }
     }
 

@@ -5,8 +5,9 @@ package dev.vended.storage;
  * ReadOptions)}). Immutable; the {@code with*} methods return modified copies.
  *
  * <p>The read-ahead block is {@link #DEFAULT_BLOCK_SIZE} (1 MiB) by default: a Parquet footer (its
- * 8-byte tail, then the footer, typically tens to hundreds of KiB) is served by one ranged GET of
- * the object's last block, and column-chunk reads (usually 1 MiB or more) are either served by one
+ * 8-byte tail, then the footer) is served by a ranged GET of the object's last {@link
+ * #MIN_RANDOM_READ} bytes (a footer longer than that by a second GET of its own size), and
+ * column-chunk reads (usually 1 MiB or more) are either served by one
  * block or go straight into the caller's array, so one-byte and small reads never cross JNI each
  * and a large read is never split into small requests. A random read under a block fetches
  * {@code max(read size, }{@link #MIN_RANDOM_READ}{@code )} bytes, not a whole block. Raise the
@@ -19,8 +20,8 @@ public final class ReadOptions {
 
     /**
      * The least a ranged GET for a random read fetches: 64 KiB ({@code 64 << 10} bytes), or the
-     * block size if smaller. A random read (one that does not continue the previous read, outside
-     * the object's last block) fetches {@code max(read size, MIN_RANDOM_READ)} bytes, at most a
+     * block size if smaller. A random read (one that does not continue the previous read, near the
+     * end of the object too) fetches {@code max(read size, MIN_RANDOM_READ)} bytes, at most a
      * block; a sequential one a whole block (see {@link SeekableObjectInputStream}).
      */
     public static final int MIN_RANDOM_READ = 64 << 10;

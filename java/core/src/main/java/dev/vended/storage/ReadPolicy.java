@@ -39,9 +39,10 @@ public enum ReadPolicy {
     /**
      * Ranged reads: every stream read that needs new bytes sends one ranged GET, of {@code
      * max(read size, }{@link ReadOptions#MIN_RANDOM_READ}{@code )} bytes (at most one block) for a
-     * random read and of one block ({@link ReadOptions#blockSize()}) for a read continuing the
-     * previous one or in the object's last block, a range that would run past the end being
-     * shifted to end at the object's end (a footer read is one request); sequential reads keep the
+     * random read (near the end of the object too) and of one block ({@link
+     * ReadOptions#blockSize()}) for a read continuing the previous one, a range that would run past
+     * the end being shifted to end at the object's end (a footer read of up to 64 KiB is one
+     * request of 64 KiB); sequential reads keep the
      * GET of the next block in flight ({@link ReadOptions#withReadAhead}). Best for random access,
      * where a long GET would mostly be wasted; a stream holds at most two blocks.
      */

@@ -24,10 +24,10 @@ import java.util.Objects;
  * <p><b>Adaptive size of ranged reads.</b> A ranged GET that loads the block for a read which
  * does not continue the previous one (a random read) fetches {@code max(read size, }{@link
  * ReadOptions#MIN_RANDOM_READ}{@code )} bytes (64 KiB; at most a block), not a whole block: a
- * 64 KiB random read costs about 64 KiB, not 1 MiB. A read that continues where the previous
- * one ended (a positioned read: where the loaded range ends) loads a whole block and starts the
- * prefetch below, so a run that turns out sequential grows its read-ahead to the block size at
- * its second request; a read in the object's last block loads that whole block (the footer).
+ * 64 KiB random read costs about 64 KiB, not 1 MiB, in the object's last block too (a footer
+ * read loads the last 64 KiB). A read that continues where the previous one ended (a positioned
+ * read: where the loaded range ends) loads a whole block and starts the prefetch below, so a run
+ * that turns out sequential grows its read-ahead to the block size at its second request.
  * Like S3A's random policy ({@code fs.s3a.readahead.range}: {@code max(range, read size)}),
  * with the growth of its adaptive one.
  *
@@ -500,12 +500,12 @@ public final class SeekableObjectInputStream extends InputStream {
      * The size of the ranged GET that loads {@code p} for a read needing {@code need} bytes (the
      * adaptive read-ahead of ranged reads, like S3A's random policy): a whole block when the read
      * continues where the previous one ended (a sequential run: the read-ahead grows to the
-     * block) or lies in the object's last block (a Parquet footer and the bytes before it: one
-     * request); else {@code max(need, }{@link ReadOptions#MIN_RANDOM_READ}{@code )}, at most a
-     * block, so a small random read fetches about what it needs.
+     * block); else {@code max(need, }{@link ReadOptions#MIN_RANDOM_READ}{@code )}, at most a
+     * block, so a small random read fetches about what it needs, near the end of the object too
+     * (a Parquet footer read: the last 64 KiB, shifted by {@link #fill} to end at the end).
      */
     private int rangedSize(long p, boolean sequential, int need) {
-        if (sequential || p >= length - block.length) {
+        if (sequential) {
             return block.length;
         }
         return (int) Math.min(block.length, Math.max(need, ReadOptions.MIN_RANDOM_READ));

@@ -19,8 +19,8 @@ import java.util.SplittableRandom;
 /**
  * The adaptive size of ranged reads ({@link ReadPolicy#RANDOM}, default 1 MiB blocks): a 64 KiB
  * random read fetches about 64 KiB (not a block), a run that turns out sequential grows to whole
- * blocks with the read-ahead, and a footer read stays one request. GETs are counted in the local
- * endpoint's request log, bytes by the stream's ranged reads.
+ * blocks with the read-ahead, and a footer read fetches the last 64 KiB (not the last block). GETs
+ * are counted in the local endpoint's request log, bytes by the stream's ranged reads.
  */
 @Timeout(120)
 class RandomReadSizeTest {
@@ -71,8 +71,7 @@ class RandomReadSizeTest {
             long before = gets();
             byte[] b = new byte[READ];
             for (int i = 0; i < reads; i++) {
-                // anywhere but the last block (which is loaded whole, for footers)
-                long p = r.nextLong(SIZE - ReadOptions.DEFAULT_BLOCK_SIZE - READ);
+                long p = r.nextLong(SIZE - READ);
                 if (i % 2 == 0) {
                     in.seek(p);
                     int done = 0;
@@ -135,18 +134,41 @@ class RandomReadSizeTest {
     }
 
     @Test
-    void aFooterReadIsOneRequest() throws Exception {
+    void aFooterReadFetchesTheLast64KiBNotABlock() throws Exception {
         try (ObjectStore store = store();
                 SeekableObjectInputStream in = store.openInput("o", random())) {
             long before = gets();
             byte[] tail = new byte[8];
             in.readFully(SIZE - 8, tail);
-            byte[] footer = new byte[300 << 10];
+            byte[] footer = new byte[20 << 10];
             in.readFully(SIZE - 8 - footer.length, footer);
             assertArrayEquals(Arrays.copyOfRange(data, SIZE - 8, SIZE), tail);
             assertArrayEquals(
                     Arrays.copyOfRange(data, SIZE - 8 - footer.length, SIZE - 8), footer);
-            assertEquals(1, gets() - before);
+            assertEquals(1, gets() - before, "tail and footer: one GET");
+            assertEquals(ReadOptions.MIN_RANDOM_READ, in.rangedBytes(), "64 KiB, not 1 MiB");
+            // A longer footer: a second GET of its own size, still not a block.
+            byte[] big = new byte[300 << 10];
+            in.readFully(SIZE - 8 - big.length, big);
+            assertArrayEquals(Arrays.copyOfRange(data, SIZE - 8 - big.length, SIZE - 8), big);
+            assertEquals(2, gets() - before);
+            assertEquals(ReadOptions.MIN_RANDOM_READ + big.length, in.rangedBytes());
+        }
+    }
+
+    @Test
+    void smallReadsInTheLastBlockFetch64KiBEach() throws Exception {
+        try (ObjectStore store = store();
+                SeekableObjectInputStream in = store.openInput("o", random())) {
+            long before = gets();
+            byte[] b = new byte[100];
+            int[] at = {SIZE - 900_000, SIZE - 500_000, SIZE - 200_000};
+            for (int p : at) {
+                in.readFully(p, b);
+                assertArrayEquals(Arrays.copyOfRange(data, p, p + 100), b, "at " + p);
+            }
+            assertEquals(at.length, gets() - before);
+            assertEquals((long) at.length * ReadOptions.MIN_RANDOM_READ, in.rangedBytes());
         }
     }
 }

@@ -174,7 +174,7 @@ class VendedStreamsTest {
 
     @Test
     void vectoredMergeRuleComesFromTheConfiguration() throws Exception {
-        byte[] data = bytes(3 << 20, 5);
+        byte[] data = bytes(4 << 20, 5);
         Path p = write("vectored-conf.bin", data);
         Configuration c = VendedFileSystemTest.conf(server);
         VendedFileSystemTest.table(c, server, "streams", "s3a://" + BUCKET + "/t/", null);

@@ -41,7 +41,7 @@ final class Counters implements AutoCloseable {
 
     /** One window: requests, bytes from and to the endpoint, CPU. */
     record Window(List<RequestRecord> requests, long bytesFromEndpoint, long bytesToEndpoint,
-            long cpuNanos, long wallNanos, boolean logOverflow) {
+            long cpuNanos, long wallNanos, boolean logOverflow, long endpointCpuNanos) {
 
         long count(String method, String bucket, boolean withKey) {
             return requests.stream()
@@ -57,10 +57,10 @@ final class Counters implements AutoCloseable {
 
     /** Starts a window. */
     Mark mark() throws IOException {
-        return new Mark(bytes(true), bytes(false), cpuNanos(), System.nanoTime());
+        return new Mark(bytes(true), bytes(false), cpuNanos(), System.nanoTime(), endpointCpuNanos());
     }
 
-    record Mark(long from, long to, long cpu, long wall) {}
+    record Mark(long from, long to, long cpu, long wall, long endpointCpu) {}
 
     /** Ends the window begun at {@code m}. */
     Window since(Mark m) throws IOException {
@@ -72,8 +72,31 @@ final class Counters implements AutoCloseable {
         boolean overflow = log.size() >= LOG_CAP;
         List<RequestRecord> w = new ArrayList<>(log.subList(Math.min(logSeen, log.size()), log.size()));
         logSeen = log.size();
+        long endpointCpu = endpointCpuNanos();
         return new Window(w, iptables ? from - m.from : -1, iptables ? to - m.to : -1, cpu, wall,
-                overflow);
+                overflow, endpointCpu < 0 || m.endpointCpu < 0 ? -1 : endpointCpu - m.endpointCpu);
+    }
+
+    /**
+     * CPU time (user + system) of the endpoint, this JVM's {@code local-s3} child, from {@code
+     * /proc/<pid>/stat} in clock ticks of 10 ms (Linux's USER_HZ); -1 when not found.
+     */
+    static long endpointCpuNanos() {
+        return ProcessHandle.current().children()
+                .filter(p -> p.info().command().map(c -> c.endsWith("local-s3")).orElse(false))
+                .findFirst()
+                .map(p -> {
+                    try {
+                        String stat = java.nio.file.Files.readString(
+                                java.nio.file.Path.of("/proc/" + p.pid() + "/stat"));
+                        // fields after the ")" closing the command: state is field 3, utime 14
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+                    } catch (IOException | RuntimeException e) {
+                        return -1L;
+                    }
+                })
+                .orElse(-1L);
     }
 
     static long cpuNanos() {

@@ -42,12 +42,12 @@ final class Report {
                 + "Table: %,d rows, %d files, %.0f MiB (vended) / %.0f MiB (s3a) of Parquet; provider calls"
                 + " (vended, %s ms keys): %d%n%n", rows, files, sizes.get("vended") / 1048576.0,
                 sizes.get("s3a") / 1048576.0, b.arg("vended-ttl-ms", "60000"), BenchProvider.CALLS.get()));
-        sb.append("| write | wall s | PUT | POST | DELETE (bulk: 1 POST) | copies (PUT of a data file outside the attempt dirs) | MiB sent | client CPU s |\n");
-        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("| write | wall s | PUT | POST | DELETE (bulk: 1 POST) | copies (PUT of a data file outside the attempt dirs) | MiB sent | client CPU s | endpoint CPU s | load1 |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Result w : b.writes) {
-            sb.append(String.format(Locale.ROOT, "| %s | %.1f | %d | %d | %d | %d | %s | %.1f |%n", w.fs(),
+            sb.append(String.format(Locale.ROOT, "| %s | %.1f | %d | %d | %d | %d | %s | %.1f | %.1f | %.1f |%n", w.fs(),
                     w.wallMs() / 1000, w.puts(), w.posts(), w.deletes(), w.copies(), mib(w.bytesOut()),
-                    w.cpuMs() / 1000));
+                    w.cpuMs() / 1000, w.endpointCpuMs() / 1000, w.load()));
         }
         sb.append("\nQueries, median of the rounds (vended / s3a); *speed-up* = s3a time / vended time,"
                 + " *bytes ratio* = vended / s3a:\n\n");
@@ -127,6 +127,7 @@ final class Report {
             m.put("bytes_from_endpoint", r.bytesIn());
             m.put("bytes_to_endpoint", r.bytesOut());
             m.put("cpu_ms", r.cpuMs());
+            m.put("endpoint_cpu_ms", r.endpointCpuMs());
             m.put("load1", r.load());
             m.put("answer", r.answer());
             runs.add(m);

@@ -41,6 +41,9 @@ import org.apache.spark.sql.SparkSession;
  * --out FILE --json FILE tables (markdown) and the machine-readable summary
  * --log-dir DIR          local-s3's log
  * --jfr DIR              one JFR recording (profile settings) per query run, summarized at the end
+ * --first-write vended   which FileSystem writes its table first (vended or s3a)
+ * --vended-part-size N   vended.storage.write.part-size for the vended write (e.g. 16m; default
+ *                        the library's 5 MiB)
  * </pre>
  *
  * Needs {@code -Dvended.storage.localS3=target/release/local-s3}.
@@ -61,7 +64,7 @@ public final class SparkBench {
     /** One measured window. */
     record Result(String fs, String what, int round, double wallMs, long gets, long heads,
             long lists, long puts, long posts, long deletes, long copies, long bytesIn,
-            long bytesOut, double cpuMs, double load, String answer) {}
+            long bytesOut, double cpuMs, double load, String answer, double endpointCpuMs) {}
 
     public static void main(String[] argv) throws Exception {
         SparkBench b = new SparkBench();
@@ -130,6 +133,9 @@ public final class SparkBench {
                 .config(t + "options.aws_region", "us-east-1")
                 .config(t + "options.aws_allow_http", "true")
                 .config("spark.hadoop.bench.vended.ttl-ms", arg("vended-ttl-ms", "60000"));
+        if (args.containsKey("vended-part-size")) {
+            b.config("spark.hadoop.vended.storage.write.part-size", args.get("vended-part-size"));
+        }
         String a = "spark.hadoop.fs.s3a.";
         b.config(a + "endpoint", server.endpoint())
                 .config(a + "endpoint.region", "us-east-1")
@@ -160,7 +166,8 @@ public final class SparkBench {
         }
         counters.since(counters.mark());
         Map<String, Long> sizes = new LinkedHashMap<>();
-        for (String fs : FS) {
+        String[] writeOrder = arg("first-write", "vended").equals("s3a") ? new String[] {FS[1], FS[0]} : FS;
+        for (String fs : writeOrder) {
             String path = base(fs);
             committer(fs);
             if (jfr != null) {
@@ -174,8 +181,9 @@ public final class SparkBench {
             }
             writes.add(w);
             sizes.put(fs, tableBytes(path));
-            System.out.printf(Locale.ROOT, "  write %-6s %8.0f ms  %,d bytes  PUT %d POST %d DELETE %d copies %d  cpu %.0f ms%n",
-                    fs, w.wallMs, sizes.get(fs), w.puts, w.posts, w.deletes, w.copies, w.cpuMs);
+            System.out.printf(Locale.ROOT, "  write %-6s %8.0f ms  %,d bytes  PUT %d POST %d DELETE %d copies %d  cpu %.0f ms  endpoint cpu %.0f ms  load1 %.1f%n",
+                    fs, w.wallMs, sizes.get(fs), w.puts, w.posts, w.deletes, w.copies, w.cpuMs,
+                    w.endpointCpuMs, w.load);
         }
         // Warm-up rounds (not measured; --warmup-rounds, default 1) on the 1/16 warm-up tables: the
         // first run of each query compiles its code, whichever FileSystem runs it.
@@ -205,8 +213,8 @@ public final class SparkBench {
                         jfr.stop(fs + "-" + q);
                     }
                     results.add(x);
-                    System.out.printf(Locale.ROOT, "  round %d %-6s %-6s %8.0f ms  GET %5d  %8.1f MiB  cpu %7.0f ms  load1 %.1f  %s%n",
-                            r, fs, q, x.wallMs, x.gets, x.bytesIn / 1048576.0, x.cpuMs, x.load, answer);
+                    System.out.printf(Locale.ROOT, "  round %d %-6s %-6s %8.0f ms  GET %5d  %8.1f MiB  cpu %7.0f ms  endpoint cpu %6.0f ms  load1 %.1f  %s%n",
+                            r, fs, q, x.wallMs, x.gets, x.bytesIn / 1048576.0, x.cpuMs, x.endpointCpuMs, x.load, answer);
                 }
             }
         }
@@ -296,6 +304,7 @@ public final class SparkBench {
         return new Result(fs, what, round, w.wallNanos() / 1e6, w.count("GET", fs, true),
                 w.count("HEAD", fs, true), w.count("GET", fs, false), w.count("PUT", fs, true),
                 w.count("POST", fs, true), w.count("DELETE", fs, true) + w.count("POST", fs, false), copies, w.bytesFromEndpoint(),
-                w.bytesToEndpoint(), w.cpuNanos() / 1e6, Counters.load(), answer);
+                w.bytesToEndpoint(), w.cpuNanos() / 1e6, Counters.load(), answer,
+                w.endpointCpuNanos() / 1e6);
     }
 }

@@ -1,11 +1,5 @@
 package dev.vended.storage.hadoop;
 
-import static dev.vended.storage.hadoop.Listings.hasChildren;
-import static dev.vended.storage.hadoop.PathResolver.mayBeObject;
-import static dev.vended.storage.hadoop.PathResolver.notFound;
-
-import dev.vended.storage.ObjectNotFoundException;
-import dev.vended.storage.ObjectStore;
 import dev.vended.storage.ReadOptions;
 import dev.vended.storage.WriteOptions;
 import dev.vended.storage.hadoop.PathResolver.Target;
@@ -95,35 +89,9 @@ import org.apache.hadoop.util.Progressable;
  *
  * <h2>Tables located by their catalog</h2>
  *
- * A table without a {@code location} is located by its catalog's describe, which also seeds its
- * store: once per JVM (shared by every FileSystem instance, like the stores); {@link #initialize}
- * never calls a catalog. The rule, so that a catalog that is down, or that accepts connections and
- * never answers, never breaks nor delays the other tables:
- *
- * <ul>
- *   <li>The JVM-wide table registry locates each such table eagerly but bounded, at most once: a
- *       path operation (of any instance) waits for the table's <b>first</b> locate attempt in this
- *       JVM only, which is bounded by that table's catalog timeout ({@code lance.timeout}, default
- *       10 s); concurrent operations wait for the same attempt.
- *   <li>Never for later attempts. A path operation that needs the table, while none of its
- *       attempts is in flight, starts the next one on a background daemon thread ({@code
- *       vended-storage-locate-<table>}, one at a time per table) and does not wait for it. The
- *       catalog is called no more often for that: after a failure the native side makes no
- *       describe before its backoff has passed (1 s doubling to 30 s; 30 s for a failure the
- *       catalog will not heal by itself, such as 404 or 401; one describe in flight per catalog
- *       table per process) and meanwhile answers the remembered failure at once.
- *   <li>A path is routed among the <b>known</b> locations (configured, or located already): the
- *       longest one containing it wins, and the operation proceeds at once with that table,
- *       whatever the state of the catalogs.
- *   <li>A path no known location covers fails at once, while some table is not located, with an
- *       {@link IOException} (not a {@link FileNotFoundException}: the path may be that table's)
- *       naming each such table and its catalog's last failure (saying when the next attempt is);
- *       once an attempt succeeds, the same FileSystem instance serves the table.
- *   <li>Hence, while a catalog-located table lies inside a configured table's location and its
- *       catalog has not answered yet in this JVM, its paths are served by the enclosing table,
- *       with that table's credentials; and listings of the directories leading to locations show
- *       only the known ones. Configure the {@code location} of such a nested table to avoid this.
- * </ul>
+ * A table without a {@code location} is located by its catalog's describe, once per JVM and
+ * never from {@link #initialize}; a catalog that is down or never answers delays no other table.
+ * The rule is in the {@linkplain dev.vended.storage.hadoop package description}.
  *
  * <h2>Semantics</h2>
  *
@@ -207,8 +175,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     private Namespace namespace;
     /** The create path. */
     private Writes writes;
-    /** How vectored reads merge ranges ({@link #VECTORED_MIN_SEEK_KEY}, ...MAX_MERGED_KEY). */
-    private VectoredReads.Merge vectoredMerge = VectoredReads.Merge.DEFAULT;
+    /** The open path, with how vectored reads merge ranges ({@link #VECTORED_MIN_SEEK_KEY}). */
+    private Reads reads;
     /** Part size of uploads ({@link #WRITE_PART_SIZE_KEY}). */
     private WriteOptions writeOptions = WriteOptions.defaults();
     /** This instance's counters (see {@link VendedStatistics}). */
@@ -248,7 +216,6 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.vendedScheme = conf.getTrimmed(VENDED_SCHEME_KEY, "s3");
         this.cloudScheme = TableConfig.Location.cloudScheme(name.getScheme(), vendedScheme);
         this.blockSize = conf.getLongBytes(BLOCK_SIZE_KEY, DEFAULT_BLOCK_SIZE);
-        this.vectoredMerge = VectoredReads.Merge.of(conf);
         long partSize = conf.getLongBytes(WRITE_PART_SIZE_KEY, WriteOptions.DEFAULT_PART_SIZE);
         if (partSize <= 0) {
             throw new IOException(WRITE_PART_SIZE_KEY + " must be positive (bytes), got " + partSize);
@@ -265,6 +232,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.listings = new Listings(this, paths, blockSize);
         this.namespace = new Namespace(paths, listings);
         this.writes = new Writes(this, paths, listings);
+        this.reads = new Reads(paths, ioStatistics, VectoredReads.Merge.of(conf));
         this.workingDir = makeQualified(new Path("/"));
     }
 
@@ -394,29 +362,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     private FSDataInputStream open(Path f, ReadOptions options) throws IOException {
         statistics.incrementReadOps(1);
         ioStatistics.incrementCounter(StoreStatisticNames.OP_OPEN);
-        Target t = paths.requireTable(f);
-        if (!mayBeObject(t.table(), t.key())) {
-            throw new FileNotFoundException("cannot open a directory: " + t.path());
-        }
-        ObjectStore store = paths.store(t);
-        try {
-            return new FSDataInputStream(
-                    new VendedInputStream(
-                            store.openInput(t.key(), options),
-                            store,
-                            statistics,
-                            t.path().toString(),
-                            ioStatistics,
-                            vectoredMerge));
-        } catch (ObjectNotFoundException e) {
-            if (hasChildren(store, t.key())) {
-                FileNotFoundException d =
-                        new FileNotFoundException("cannot open a directory: " + t.path());
-                d.initCause(e);
-                throw d;
-            }
-            throw notFound(t.path(), e);
-        }
+        return reads.open(paths.requireTable(f), options, statistics);
     }
 
     @Override

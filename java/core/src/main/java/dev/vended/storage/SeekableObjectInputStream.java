@@ -74,14 +74,8 @@ public final class SeekableObjectInputStream extends InputStream {
     private final String path;
     private final long length;
     private final boolean readAhead;
-    /** {@link ReadPolicy#ADAPTIVE} and not yet switched to ranged reads. */
-    private boolean adaptive;
-    /** Sequential runs come from {@link #sequentialGet} (until an adaptive switch). */
-    private boolean streaming;
-    /** The ranged GETs (pinned to the ETag when asked) and their count. */
-    private final RangeReads reads;
-    /** The streaming GET of sequential runs, or {@code null} with {@link ReadPolicy#RANDOM}. */
-    private final SequentialGet sequentialGet;
+    /** The streaming and ranged GETs, and the size of each request, under the read policy. */
+    private final ReadSource source;
     /** The current block; swapped with the read-ahead's spare buffer when a prefetch is taken. */
     private byte[] block;
     /** The prefetch of the next block (unused with streaming or without read-ahead). */
@@ -102,16 +96,10 @@ public final class SeekableObjectInputStream extends InputStream {
         this.length = length;
         String ifMatch = options.pinnedETag() ? eTag : null;
         this.readAhead = options.readAhead();
-        this.reads = new RangeReads(store, path, length, ifMatch);
-        this.sequentialGet =
-                options.startsStreaming() && length > 0
-                        ? new SequentialGet(store, path, length, ifMatch)
-                        : null;
-        this.streaming = sequentialGet != null;
-        this.adaptive = streaming && options.readPolicy() == ReadPolicy.ADAPTIVE;
-        this.lastReadEnd = streaming ? 0L : -1L; // streaming: a first read at 0 opens the run
         this.block = new byte[(int) Math.min(options.blockSize(), Math.max(1L, length))];
-        this.prefetches = new ReadAhead(reads, path, block.length);
+        this.source = new ReadSource(store, path, length, ifMatch, options, block.length);
+        this.lastReadEnd = source.streaming() ? 0L : -1L; // a first read at 0 opens the run
+        this.prefetches = new ReadAhead(source.ranged(), path, block.length);
     }
 
     /**
@@ -163,8 +151,8 @@ public final class SeekableObjectInputStream extends InputStream {
                             "cannot seek to position %d past the end of %s (%d bytes)",
                             newPos, path, length));
         }
-        if (adaptive && newPos < pos) {
-            switchToRanged();
+        if (newPos < pos) {
+            source.switchToRanged(); // ADAPTIVE only
         }
         pos = newPos;
         discardPrefetchUnlessNear(newPos);
@@ -245,16 +233,8 @@ public final class SeekableObjectInputStream extends InputStream {
                 } else if (takePrefetch(p)) {
                     loaded = true;
                     sequential = true;
-                } else if (sequential && streaming) {
-                    reads.counted();
-                    int k = sequentialGet.read(p, dst, dst.position() + done, n - done);
-                    if (k < n - done) {
-                        throw reads.truncated(p + k);
-                    }
-                    loaded = true;
-                    done = n;
                 } else {
-                    reads.read(p, dst, dst.position() + done, n - done);
+                    source.fetch(p, dst, dst.position() + done, n - done, sequential);
                     loaded = true;
                     done = n;
                 }
@@ -297,8 +277,8 @@ public final class SeekableObjectInputStream extends InputStream {
                             "cannot read %d bytes at position %d: past the end of %s (%d bytes)",
                             len, position, path, length));
         }
-        if (adaptive && position != pos) {
-            switchToRanged();
+        if (position != pos) {
+            source.switchToRanged(); // ADAPTIVE only
         }
         if (len > 0) {
             readAt(position, b, off, len);
@@ -350,9 +330,7 @@ public final class SeekableObjectInputStream extends InputStream {
     public void close() {
         closed = true;
         blockLength = 0;
-        if (sequentialGet != null) {
-            sequentialGet.close();
-        }
+        source.close();
         prefetches.close();
         block = null;
     }
@@ -366,17 +344,17 @@ public final class SeekableObjectInputStream extends InputStream {
 
     /** Native range requests made so far (tests: small reads must not cross JNI each). */
     long nativeReads() {
-        return reads.count();
+        return source.ranged().count();
     }
 
     /** Bytes asked for by ranged GETs so far, prefetches included (tests, benchmarks). */
     long rangedBytes() {
-        return reads.rangedBytes();
+        return source.ranged().rangedBytes();
     }
 
     /** Streaming GETs opened so far (tests, benchmarks); 0 when streaming is off. */
     long streamingGets() {
-        return sequentialGet == null ? 0 : sequentialGet.opens();
+        return source.streamingGets();
     }
 
     /** Blocks served by a prefetch so far (tests). */
@@ -432,7 +410,7 @@ public final class SeekableObjectInputStream extends InputStream {
                 loaded = true;
                 sequential = true;
             } else if (n >= block.length) {
-                fetch(p, b, off, n, sequential);
+                source.fetch(p, b, off, n, sequential);
                 loaded = true;
                 break;
             } else {
@@ -464,94 +442,39 @@ public final class SeekableObjectInputStream extends InputStream {
                 off += k;
                 n -= k;
             } else if (n >= block.length) {
-                reads.read(p, b, off, n);
+                source.ranged().read(p, b, off, n);
                 return;
             } else {
                 // A positioned read continuing the loaded range counts as sequential for its size.
                 boolean continues = blockLength > 0 && p == blockStart + blockLength;
-                fill(p, continues && !streaming, n);
+                fill(p, continues && !source.streaming(), n);
             }
         }
     }
 
     /**
      * Loads the bytes from {@code p} into the block, for a read that needs {@code need} of them:
-     * with streaming on and a sequential read, one block starting at {@code p} (where the open
-     * GET is); else a ranged GET of {@link #rangedSize} bytes, shifted to end at the object's end
-     * if need be.
+     * the request {@link ReadSource#requestSize} and {@link ReadSource#requestStart} give.
      */
     private void fill(long p, boolean sequential, int need) throws IOException {
-        long start;
-        int n;
-        if (sequential && streaming) {
-            start = p;
-            n = (int) Math.min(block.length, length - start);
-        } else {
-            n = rangedSize(p, sequential, need);
-            start = Math.max(0L, Math.min(p, length - n));
-        }
+        int n = source.requestSize(p, sequential, need);
+        long start = source.requestStart(p, sequential, n);
         blockLength = 0;
-        fetch(start, block, 0, n, sequential);
+        source.fetch(start, block, 0, n, sequential);
         blockStart = start;
         blockLength = n;
-    }
-
-    /**
-     * The size of the ranged GET that loads {@code p} for a read needing {@code need} bytes (the
-     * adaptive read-ahead of ranged reads, like S3A's random policy): a whole block when the read
-     * continues where the previous one ended (a sequential run: the read-ahead grows to the
-     * block); else {@code max(need, }{@link ReadOptions#MIN_RANDOM_READ}{@code )}, at most a
-     * block, so a small random read fetches about what it needs, near the end of the object too
-     * (a Parquet footer read: the last 64 KiB, shifted by {@link #fill} to end at the end).
-     */
-    private int rangedSize(long p, boolean sequential, int need) {
-        if (sequential) {
-            return block.length;
-        }
-        return (int) Math.min(block.length, Math.max(need, ReadOptions.MIN_RANDOM_READ));
-    }
-
-    /** Start of the whole block read for {@code p} (prefetches); see {@link #fill}. */
-    private long blockFor(long p, boolean sequential) {
-        if (sequential && streaming) {
-            return p;
-        }
-        return Math.max(0L, Math.min(p, length - block.length));
-    }
-
-    /**
-     * Reads exactly {@code [p, p + n)}: from the streaming GET when the read is sequential and
-     * streaming is on, else with ranged GETs.
-     */
-    private void fetch(long p, byte[] b, int off, int n, boolean sequential) throws IOException {
-        if (!sequential || !streaming) {
-            reads.read(p, b, off, n);
-            return;
-        }
-        reads.counted();
-        int k = sequentialGet.read(p, b, off, n);
-        if (k < n) {
-            throw reads.truncated(p + k);
-        }
     }
 
     // ---------------------------------------------------------------------------------------
     // Read-ahead (the machinery is in ReadAhead)
 
-    /** {@link ReadPolicy#ADAPTIVE}: from now on ranged reads, with the read-ahead if on. */
-    private void switchToRanged() {
-        adaptive = false;
-        streaming = false;
-        sequentialGet.close();
-    }
-
     /** Sends the GET of the block starting at {@code next} (shifted like {@link #fill}). */
     private void startPrefetch(long next) {
         // With streaming, the read-ahead is native (the open GET is received ahead of the reader).
-        if (!readAhead || streaming || closed || next >= length) {
+        if (!readAhead || source.streaming() || closed || next >= length) {
             return;
         }
-        long start = blockFor(next, true);
+        long start = source.requestStart(next, true, block.length);
         prefetches.start(start, (int) Math.min(block.length, length - start));
     }
 

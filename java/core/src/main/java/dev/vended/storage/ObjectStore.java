@@ -1,7 +1,6 @@
 package dev.vended.storage;
 
 import java.lang.ref.Cleaner;
-import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -269,14 +268,8 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      */
     public byte[] get(String path) throws StorageException {
         Objects.requireNonNull(path, "path");
-        long h = handle.acquire();
-        try {
-            // One array at the size the answer announces, filled chunk by chunk (one copy).
-            return nonNull(NativeBridge.getAll(h, path), "get");
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        // One array at the size the answer announces, filled chunk by chunk (one copy).
+        return call(h -> nonNull(NativeBridge.getAll(h, path), "get"));
     }
 
     /**
@@ -312,13 +305,7 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
                             + start
                             + ")");
         }
-        long h = handle.acquire();
-        try {
-            return nonNull(NativeBridge.getRange(h, path, start, endExclusive), "getRange");
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        return call(h -> nonNull(NativeBridge.getRange(h, path, start, endExclusive), "getRange"));
     }
 
     /**
@@ -338,13 +325,11 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
     public void put(String path, byte[] data) throws StorageException {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(data, "data");
-        long h = handle.acquire();
-        try {
-            NativeBridge.put(h, path, data);
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        call(
+                h -> {
+                    NativeBridge.put(h, path, data);
+                    return null;
+                });
     }
 
     /**
@@ -365,13 +350,7 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
     @Override
     public ObjectMeta head(String path) throws StorageException {
         Objects.requireNonNull(path, "path");
-        long h = handle.acquire();
-        try {
-            return ObjectMeta.fromNative(NativeBridge.head(h, path), 0);
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        return call(h -> ObjectMeta.fromNative(NativeBridge.head(h, path), 0));
     }
 
     /**
@@ -389,14 +368,7 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      * @throws StorageException for other failures
      */
     public List<ObjectMeta> list(String prefix) throws StorageException {
-        String[] flat;
-        long h = handle.acquire();
-        try {
-            flat = nonNull(NativeBridge.list(h, prefix), "list");
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        String[] flat = call(h -> nonNull(NativeBridge.list(h, prefix), "list"));
         if (flat.length % ObjectMeta.NATIVE_FIELDS != 0) {
             throw new IllegalStateException(
                     "native library returned a malformed listing of " + flat.length + " strings");
@@ -425,13 +397,11 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      */
     public void delete(String path) throws StorageException {
         Objects.requireNonNull(path, "path");
-        long h = handle.acquire();
-        try {
-            NativeBridge.delete(h, path);
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        call(
+                h -> {
+                    NativeBridge.delete(h, path);
+                    return null;
+                });
     }
 
     /**
@@ -443,13 +413,7 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      * @throws StorageException if the native side cannot report them
      */
     public RefreshStats refreshStats() throws StorageException {
-        long h = handle.acquire();
-        try {
-            return RefreshStats.fromNative(NativeBridge.refreshStats(h));
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        return call(h -> RefreshStats.fromNative(NativeBridge.refreshStats(h)));
     }
 
     /**
@@ -461,13 +425,7 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      * @throws StorageException if the native side cannot report them
      */
     public RequestStats requestStats() throws StorageException {
-        long h = handle.acquire();
-        try {
-            return RequestStats.fromNative(NativeBridge.requestStats(h));
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+        return call(h -> RequestStats.fromNative(NativeBridge.requestStats(h)));
     }
 
     /**
@@ -516,6 +474,11 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
 
     // ---------------------------------------------------------------------------------------
     // Internals
+
+    /** Makes {@code call} with the native handle acquired (see {@link HandleCall#with}). */
+    private <T> T call(HandleCall<T> call) throws StorageException {
+        return HandleCall.with(handle, this, call);
+    }
 
     /**
      * Wraps a store handle the native side opened by other means (a catalog table opened by

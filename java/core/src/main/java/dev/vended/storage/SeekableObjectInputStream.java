@@ -17,7 +17,8 @@ import java.util.Objects;
  * ReadOptions#blockSize()} bytes (default 1 MiB, see {@link ReadOptions}) filled by one native call,
  * so {@link #read()} crosses JNI once per block, not once per byte. A block that would run past
  * the end of the object is shifted to end at the object's end, so a Parquet-style footer read
- * ({@code readFully(length - 8, ...)}, then the footer before it) costs one request. Reads of at
+ * ({@code readFully(length - 8, ...)}, then a footer of up to ~64 KiB before it) costs one request
+ * (of the last 64 KiB, see below; a longer footer a second one of its size). Reads of at
  * least one block go straight into the caller's array (or direct {@link ByteBuffer}, through {@code
  * readRangeDirect}, without an intermediate Java array).
  *

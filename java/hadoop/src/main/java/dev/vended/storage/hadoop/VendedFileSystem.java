@@ -218,7 +218,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.blockSize = conf.getLongBytes(BLOCK_SIZE_KEY, DEFAULT_BLOCK_SIZE);
         long partSize = conf.getLongBytes(WRITE_PART_SIZE_KEY, WriteOptions.DEFAULT_PART_SIZE);
         if (partSize <= 0) {
-            throw new IOException(WRITE_PART_SIZE_KEY + " must be positive (bytes), got " + partSize);
+            throw new IOException(
+                    WRITE_PART_SIZE_KEY + " must be positive (bytes), got " + partSize);
         }
         this.writeOptions = WriteOptions.defaults().withPartSize(partSize);
         this.tables =
@@ -236,7 +237,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.workingDir = makeQualified(new Path("/"));
     }
 
-    /** The part size and concurrency of this FileSystem's uploads ({@link #WRITE_PART_SIZE_KEY}). */
+    /** Part size and concurrency of this FileSystem's uploads ({@link #WRITE_PART_SIZE_KEY}). */
     WriteOptions writeOptions() {
         return writeOptions;
     }

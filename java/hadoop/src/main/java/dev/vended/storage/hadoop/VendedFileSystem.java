@@ -141,9 +141,10 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     public static final String VECTORED_MAX_MERGED_KEY = "vended.storage.vectored.max-merged";
 
     /**
-     * Part size of the pending multipart uploads of files written under a {@link PendingCommitter}
-     * work path, bytes (default 5 MiB). S3 allows 5 MiB to 5 GiB. A stream holds at most 9 parts
-     * (8 uploading, 1 filling): 45 MiB at 5 MiB.
+     * Part size of the multipart uploads of the files this FileSystem creates ({@code create},
+     * and the pending uploads under a {@link PendingCommitter} work path), bytes (default 5 MiB).
+     * S3 allows 5 MiB to 5 GiB. A stream holds at most 9 parts (8 uploading, 1 filling): 45 MiB
+     * at 5 MiB.
      */
     public static final String WRITE_PART_SIZE_KEY = "vended.storage.write.part-size";
 

@@ -3,7 +3,6 @@ package dev.vended.storage.hadoop;
 import static dev.vended.storage.hadoop.PathResolver.mayBeObject;
 
 import dev.vended.storage.MultipartOutputStream;
-import dev.vended.storage.WriteOptions;
 import dev.vended.storage.hadoop.PathResolver.Target;
 
 import java.io.FileNotFoundException;
@@ -70,11 +69,11 @@ final class Writes {
         if (!overwrite) {
             // One conditional PUT (If-None-Match) at close: of racing writers exactly one wins.
             MultipartOutputStream out =
-                    paths.store(t).openOutput(t.key(), WriteOptions.defaults().withCreateOnly());
+                    paths.store(t).openOutput(t.key(), fs.writeOptions().withCreateOnly());
             return new FSDataOutputStream(
                     new CreateOnlyOutputStream(out, t.path().toString()), statistics);
         }
-        MultipartOutputStream out = paths.store(t).openOutput(t.key());
+        MultipartOutputStream out = paths.store(t).openOutput(t.key(), fs.writeOptions());
         return new FSDataOutputStream(out, statistics);
     }
 

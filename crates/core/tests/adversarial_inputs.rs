@@ -237,6 +237,32 @@ async fn odd_paths_and_ranges_on_a_memory_store() {
         .await
         .unwrap_err();
     assert!(!e.to_string().is_empty());
+    // open_range (Java's getRange): cut at the end, one body of the bytes that exist; a start
+    // at or past the end names the range and the object's size.
+    match s.open_range("ten", 8..100).await.unwrap() {
+        vended_storage::io::RangeRead::Body(mut body) => {
+            assert_eq!((body.len(), body.range()), (2, 8..10));
+            assert_eq!(body.next_chunk().await.unwrap().unwrap(), &b"89"[..]);
+            assert!(body.next_chunk().await.unwrap().is_none());
+        }
+        other => panic!("a store without a session streams the body: {other:?}"),
+    }
+    for past in [10..20, 11..12] {
+        let e = s.open_range("ten", past.clone()).await.unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidOption { ref key, .. } if key == "range"),
+            "{past:?}: {e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("past the end of the object (10 bytes)"),
+            "{e}"
+        );
+    }
+    assert!(matches!(
+        s.open_range("ten", 3..3).await,
+        Err(Error::InvalidOption { .. })
+    ));
 
     assert!(s.list(Some("")).await.is_ok());
     assert!(s.list(Some("/")).await.is_ok());

@@ -5,11 +5,12 @@
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
+use vended_storage::io::RangeRead;
 
 use crate::errors::{BridgeError, ThrowJava};
 use crate::{
-    block_on, handles, info_strings, long_array, optional_string, range, store, string_arg,
-    string_array, BridgeResult,
+    block_on, handles, info_strings, long_array, optional_string, range, store, streams,
+    string_arg, string_array, BridgeResult,
 };
 
 #[unsafe(no_mangle)]
@@ -44,8 +45,12 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRange<'l>(
         if r.is_empty() {
             return Ok(env.byte_array_from_slice(&[])?);
         }
-        let bytes = block_on(store.get_range(&path, r))??;
-        Ok(env.byte_array_from_slice(&bytes)?)
+        block_on(async {
+            match store.open_range(&path, r).await? {
+                RangeRead::Cached(bytes) => Ok(env.byte_array_from_slice(&bytes)?),
+                RangeRead::Body(body) => streams::new_array_from_body(env, body).await,
+            }
+        })?
     })
     .resolve::<ThrowJava>()
 }

@@ -30,7 +30,7 @@ mod write;
 
 pub use blocking::BlockingObjectReader;
 pub use list::{DelimitedListing, ObjectLister};
-pub use read::ObjectBody;
+pub use read::{ObjectBody, RangeRead};
 pub use vectored::{RangeMerge, VECTORED_PARALLEL};
 pub use write::{
     ObjectWriter, PendingCommit, WriteMode, WriteResult, WriterOptions, ABORT_FIRST_PAUSE,

@@ -170,6 +170,75 @@ fn range_error(message: String) -> Error {
     Error::invalid_option("range", message)
 }
 
+/// The bytes of one [`VendedStore::open_range`].
+#[derive(Debug)]
+pub enum RangeRead {
+    /// A range short enough for the store's session cache, read whole (from the cache, or by a
+    /// GET whose bytes the cache now keeps).
+    Cached(Bytes),
+    /// A range's body as it arrives from the network, for the caller to copy chunk by chunk into
+    /// a buffer of [`ObjectBody::len`] bytes: one copy, no buffer gathering the whole range.
+    Body(ObjectBody),
+}
+
+impl RangeRead {
+    /// The bytes in one buffer: the cached bytes, a body of one chunk as it is, or the chunks
+    /// of a longer body gathered (one copy), for a caller that cannot fill its own buffer as
+    /// the body arrives.
+    ///
+    /// # Errors
+    /// As [`ObjectBody::next_chunk`].
+    pub async fn into_bytes(self) -> Result<Bytes> {
+        let mut body = match self {
+            RangeRead::Cached(bytes) => return Ok(bytes),
+            RangeRead::Body(body) => body,
+        };
+        let Some(first) = body.next_chunk().await? else {
+            return Ok(Bytes::new());
+        };
+        if first.len() as u64 == body.len() {
+            return Ok(first);
+        }
+        let mut all = bytes::BytesMut::with_capacity(body.len() as usize);
+        all.extend_from_slice(&first);
+        while let Some(chunk) = body.next_chunk().await? {
+            all.extend_from_slice(&chunk);
+        }
+        Ok(all.freeze())
+    }
+}
+
+impl VendedStore {
+    /// Bytes `range` of an object (start inclusive, end exclusive; a range running past the end
+    /// is cut at the end), as [`get_range`](Self::get_range) answers them, except that a range
+    /// the session does not cache is not gathered into one buffer: its body is handed over as
+    /// it arrives, so a caller filling its own array copies each byte once (what
+    /// `ObjectStore.getRange` in Java does).
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range, or one starting
+    /// at or past the end of the object; not found, permission/credential, provider and I/O
+    /// errors.
+    pub async fn open_range(&self, path: &str, range: Range<u64>) -> Result<RangeRead> {
+        if self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.caches_range(&range))
+        {
+            return Ok(RangeRead::Cached(self.get_range(path, range).await?));
+        }
+        let body = self.read_range(path, range.clone(), None).await?;
+        if body.is_empty() {
+            return Err(range_error(format!(
+                "start {} is at or past the end of the object ({} bytes)",
+                range.start,
+                body.info().size
+            )));
+        }
+        Ok(RangeRead::Body(body))
+    }
+}
+
 impl VendedStore {
     /// Opens bytes `range` of an object (start inclusive, end exclusive; a range running past
     /// the end is cut at the end; one starting at or past the end gives an empty body). With

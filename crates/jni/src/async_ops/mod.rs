@@ -94,7 +94,8 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRange<'l>(
             if r.is_empty() {
                 return Ok(Value::Bytes(boxed(Vec::new())));
             }
-            Ok(Value::Bytes(boxed(store.get_range(&path, r).await?)))
+            let bytes = store.open_range(&path, r).await?.into_bytes().await?;
+            Ok(Value::Bytes(boxed(bytes)))
         })
     })
     .resolve::<ThrowJava>()

@@ -100,6 +100,7 @@
 mod read;
 mod write;
 
+pub(crate) use read::new_array_from_body;
 pub(crate) use write::{writer_options, WRITERS};
 
 use std::ops::Range;

@@ -9,7 +9,7 @@ use jni::sys::{jint, jlong};
 use jni::EnvUnowned;
 use once_cell::sync::Lazy;
 
-use vended_storage::io::BlockingObjectReader;
+use vended_storage::io::{BlockingObjectReader, ObjectBody};
 
 use super::{array_region, as_jbytes, direct_region, java_ranges, position, MAX_JAVA_ARRAY};
 use crate::errors::{BridgeError, ThrowJava};
@@ -108,23 +108,35 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
         block_on(async {
-            let mut body = store.get_body(&path).await?;
-            if body.len() > MAX_JAVA_ARRAY {
-                return Err(BridgeError::Argument(format!(
-                    "the object of {} bytes does not fit in a Java array; read it in ranges",
-                    body.len()
-                )));
-            }
-            let array = env.new_byte_array(body.len() as usize)?;
-            let mut filled = 0usize;
-            while let Some(chunk) = body.next_chunk().await? {
-                array.set_region(env, filled as jint, as_jbytes(&chunk))?;
-                filled += chunk.len();
-            }
-            Ok(array)
+            let body = store.get_body(&path).await?;
+            new_array_from_body(env, body).await
         })?
     })
     .resolve::<ThrowJava>()
+}
+
+/// A new Java array of `body`'s length, filled with each chunk as it arrives (one copy).
+///
+/// # Errors
+/// [`BridgeError::Argument`] when the body is longer than a Java array can be; I/O errors of
+/// the body; JNI errors.
+pub(crate) async fn new_array_from_body<'l>(
+    env: &mut jni::Env<'l>,
+    mut body: ObjectBody,
+) -> BridgeResult<JByteArray<'l>> {
+    if body.len() > MAX_JAVA_ARRAY {
+        return Err(BridgeError::Argument(format!(
+            "{} bytes do not fit in a Java array; read them in ranges",
+            body.len()
+        )));
+    }
+    let array = env.new_byte_array(body.len() as usize)?;
+    let mut filled = 0usize;
+    while let Some(chunk) = body.next_chunk().await? {
+        array.set_region(env, filled as jint, as_jbytes(&chunk))?;
+        filled += chunk.len();
+    }
+    Ok(array)
 }
 
 fn too_small(size: u64, len: usize) -> BridgeError {

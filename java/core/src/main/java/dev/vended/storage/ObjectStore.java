@@ -289,8 +289,9 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      *     prefix; {@code InvalidAccessKeyId}; {@code ExpiredToken}), or credentials could not be
      *     refreshed (the message names the provider; the provider's throwable is the cause)
      * @throws StorageTimeoutException if the credential provider did not answer in time
-     * @throws StorageException for other failures, including a range that starts past the end of
-     *     the object
+     * @throws InvalidOptionsException if {@code start} is at or past the end of the object (the
+     *     message names the object's size)
+     * @throws StorageException for other failures
      */
     public byte[] getRange(String path, long start, long endExclusive) throws StorageException {
         Objects.requireNonNull(path, "path");

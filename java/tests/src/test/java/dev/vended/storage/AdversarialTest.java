@@ -105,6 +105,11 @@ class AdversarialTest {
             assertThrows(IllegalArgumentException.class, () -> s.getRange("obj", 5, 2));
             byte[] tail = s.getRange("obj", 8, 100);
             assertArrayEquals("89".getBytes(StandardCharsets.UTF_8), tail);
+            InvalidOptionsException past =
+                    assertThrows(InvalidOptionsException.class, () -> s.getRange("obj", 10, 20));
+            assertTrue(
+                    past.getMessage().contains("past the end of the object (10 bytes)"),
+                    past.getMessage());
             for (String bad : new String[] {"", "/", "a//b", "../x", "a/./b"}) {
                 assertThrows(StorageException.class, () -> s.put(bad, ten), bad);
             }

@@ -133,6 +133,11 @@ class AsyncObjectStoreTest {
             assertEquals(store.head("o1").eTag(), meta.eTag());
             assertArrayEquals("lue".getBytes(), async.getRangeAsync("o1", 2, 5).get());
             assertArrayEquals(new byte[0], async.getRangeAsync("o1", 3, 3).get());
+            assertArrayEquals("lue-1".getBytes(), async.getRangeAsync("o1", 2, 100).get());
+            // As the synchronous getRange: a start past the end names the object's size.
+            Throwable past = failure(async.getRangeAsync("o1", 7, 9));
+            assertInstanceOf(InvalidOptionsException.class, past);
+            assertTrue(past.getMessage().contains("past the end of the object (7 bytes)"));
             List<byte[]> parts =
                     async.getRangesAsync("o1", List.of(new ByteRange(0, 1), new ByteRange(6, 7)))
                             .get(30, TimeUnit.SECONDS);

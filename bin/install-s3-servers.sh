@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the third-party S3 servers the conformance suite starts (crates/core/tests/conformance*):
+# Installs the third-party S3 servers the conformance suite starts (crates/core/tests/it/conformance*):
 #   - PyPI `moto[server]` (moto's S3/IAM/STS server; SigV4 checked after `POST /moto-api/reset-auth`)
 #     into .tools/moto-venv, under the default python3
 #   - PyPI `localstack-core` (LocalStack without Docker) into .tools/localstack-venv, under the

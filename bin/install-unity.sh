@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Unity Catalog server the Unity tests start (crates/core/tests/catalog_unity_server.rs):
+# Installs the Unity Catalog server the Unity tests start (crates/core/tests/it/catalog_unity_server.rs):
 #   - crates.io `olai-uc-server` (binary `uc-server`: a Unity Catalog REST server with pluggable
 #     storage that vends temporary credentials) into .tools/unity/bin
 # Built from source with `cargo install --locked --features bin --debug` (about 4 minutes on two

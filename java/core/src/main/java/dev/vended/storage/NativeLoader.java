@@ -23,7 +23,7 @@ import java.util.Properties;
  * ({@code cargo build --release -p vended-storage-jni}, then {@code
  * target/release/libvended_storage_jni.so}, {@code .dylib} on macOS), e.g. for a platform the jar
  * does not bundle; the project's JUnit suite uses the property to load the test build of the
- * library (cargo feature {@code test-hooks}), which the jar never contains.
+ * library (cargo package {@code vended-storage-jni-test-hooks}), which the jar never contains.
  *
  * <p>Otherwise the library bundled in the jar as the resource {@code
  * /native/<platform>/<file>} is extracted to a temporary file and loaded from there. Platform

@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the SAS, or {@code expires_at_millis=0} (C09). gen1 keeps serving (no request rejected at
  * Azurite, counted by a proxy), the provider is called a handful of times (backoff), and after
  * gen1's expiry the caller gets a {@link CredentialsException} carrying the provider's reason
- * while no request reaches Azurite. The Rust twin is crates/core/tests/azure_bad_answers.rs.
+ * while no request reaches Azurite. The Rust twin is crates/core/tests/it/azure_bad_answers.rs.
  */
 class AzureBadAnswersTest {
 

@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code Date} (a proxy holds each answer: the starved or GC-paused reader, injected). No clock
  * offset is learned from such samples, no request fails, and the endpoint rejects none: a late
  * answer is evidence of a bound, not of an offset. The Rust twin, with the endpoint 2 minutes
- * ahead as well, is crates/core/tests/c23_clock_evidence.rs.
+ * ahead as well, is crates/core/tests/it/c23_clock_evidence.rs.
  */
 class C23ClockSkewTest {
 

@@ -25,7 +25,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The Java twin of the proxy in crates/core/tests/emulators/mod.rs: a forwarding HTTP/1 proxy
+ * The Java twin of the proxy in crates/core/tests/it/emulators/mod.rs: a forwarding HTTP/1 proxy
  * on 127.0.0.1 that counts requests and the emulator's 401/403 answers. In GCS mode (a {@link
  * Tokens} given) it also accepts only bearer tokens it issued, answering 401 for missing,
  * unknown, expired or revoked ones as GCS does (fake-gcs-server checks none), and rewrites the

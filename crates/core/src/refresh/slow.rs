@@ -47,7 +47,8 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             // Stale window: wait for the refresh, but never past expiry.
             inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
             if let Start::Running(fut) = self.start_refresh(now, g.number) {
-                let until_expiry = g.expires_at_millis.map_or(i64::MAX, |e| e - now);
+                // Never past the last moment it may sign (expiry minus the signing margin).
+                let until_expiry = g.sign_until_millis.saturating_sub(now);
                 let bound = millis(inner.config.provider_timeout)
                     .min(until_expiry)
                     .max(0);
@@ -126,7 +127,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
 
     fn unusable_error(&self, g: &Generation<C>, cause: Error) -> Error {
         match g.expires_at_millis {
-            Some(exp) if g.credential.is_some() && self.inner.now() >= exp => {
+            Some(exp) if g.credential.is_some() && self.inner.now() >= g.sign_until_millis => {
                 Error::CredentialsExpired {
                     provider: self.inner.provider_id.clone(),
                     expired_at_millis: exp,

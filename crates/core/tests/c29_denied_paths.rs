@@ -74,6 +74,9 @@ async fn c29_a_thousand_denied_heads_cost_no_catalog_call_and_no_read_elsewhere(
         let e = store.head(&path).await.expect_err("outside the scope");
         let text = e.to_string();
         assert_eq!(e.kind(), ErrorKind::Credentials, "{text}");
+        if i == 0 {
+            eprintln!("denied HEAD: {text}");
+        }
         assert!(text.contains("AccessDenied"), "{text}");
         assert!(text.contains(&format!("s3://{BUCKET}/{path}")), "{text}");
     }

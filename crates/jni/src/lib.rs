@@ -216,29 +216,40 @@ pub extern "system" fn Java_dev_vended_storage_NativeLoader_nativeAbi<'l>(
     .resolve::<ThrowJava>()
 }
 
-/// Test hook `dev.vended.storage.NativeTestHooks.panic` (a class of the Java tests module):
-/// panics with `message` (in the calling thread, or inside a runtime task when `in_runtime`) so
-/// tests can show a panic becomes a Java exception. Exported only with the cargo feature
-/// `test-hooks`, which only the tests' build of the library enables.
-#[cfg(feature = "test-hooks")]
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeTestHooks_panic<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    message: JString<'l>,
-    in_runtime: jni::sys::jboolean,
-) {
-    env.with_env(|env| -> BridgeResult<()> {
-        let message = string_arg(env, &message, "message")?;
-        if in_runtime {
-            let rt = runtime::runtime()?;
-            let joined = rt.block_on(rt.spawn_blocking(move || -> () { panic!("{message}") }));
-            if let Err(e) = joined {
-                std::panic::resume_unwind(e.into_panic());
+/// The bodies of the test-only natives (`dev.vended.storage.NativeTestHooks`,
+/// `AsyncTestHooks`, classes of the Java tests module). Only the test build of the library,
+/// `crates/jni-test-hooks` (a `cdylib` of its own), exports JNI functions that call them; the
+/// shipped library exports none, so the linker drops them from it. Not an API.
+#[doc(hidden)]
+pub mod test_support {
+    use jni::objects::{JObject, JString};
+    use jni::sys::{jboolean, jlong};
+    use jni::EnvUnowned;
+
+    use crate::errors::ThrowJava;
+    use crate::{runtime, string_arg, BridgeResult};
+
+    /// Panics with `message` (in the calling thread, or inside a runtime task when
+    /// `in_runtime`) so tests can show a panic becomes a Java exception.
+    pub fn panic(mut env: EnvUnowned<'_>, message: JString<'_>, in_runtime: jboolean) {
+        env.with_env(|env| -> BridgeResult<()> {
+            let message = string_arg(env, &message, "message")?;
+            if in_runtime {
+                let rt = runtime::runtime()?;
+                let joined = rt.block_on(rt.spawn_blocking(move || -> () { panic!("{message}") }));
+                if let Err(e) = joined {
+                    std::panic::resume_unwind(e.into_panic());
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        panic!("{message}")
-    })
-    .resolve::<ThrowJava>()
+            panic!("{message}")
+        })
+        .resolve::<ThrowJava>()
+    }
+
+    /// Starts a task whose operation panics with `message`, to show the panic reaches Java
+    /// through `take` as a `StorageException`; returns the task handle.
+    pub fn start_panic(mut env: EnvUnowned<'_>, message: JString<'_>, sink: JObject<'_>) -> jlong {
+        crate::async_ops::start_panic(&mut env, message, sink)
+    }
 }

@@ -256,16 +256,12 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startCopy<'l>(
     .resolve::<ThrowJava>()
 }
 
-/// Test hook `dev.vended.storage.AsyncTestHooks.startPanic` (a class of the Java tests module):
-/// starts a task whose operation panics with `message`, to show the panic reaches Java through
-/// `take` as a `StorageException`. Exported only with the cargo feature `test-hooks`.
-#[cfg(feature = "test-hooks")]
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_AsyncTestHooks_startPanic<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    message: JString<'l>,
-    sink: JObject<'l>,
+/// Starts a task whose operation panics with `message` (the body of the test build's
+/// `AsyncTestHooks.startPanic`, see [`crate::test_support`]).
+pub(crate) fn start_panic(
+    env: &mut EnvUnowned<'_>,
+    message: JString<'_>,
+    sink: JObject<'_>,
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let message = string_arg(env, &message, "message")?;

@@ -123,7 +123,7 @@ async fn an_overwrite_completion_in_the_same_window_replaces_the_object() {
     assert_eq!(completions(&s3), vec![200, 200, 200, 200]);
 }
 
-#[path = "../../../tests/emulators/mod.rs"]
+#[path = "../../../tests/it/emulators/mod.rs"]
 mod emulators;
 
 /// A store in a fresh container of a fresh Azurite, signed with an account SAS (no header is

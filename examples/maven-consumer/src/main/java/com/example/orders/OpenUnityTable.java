@@ -10,7 +10,8 @@ public final class OpenUnityTable {
     public static byte[] readFirstCommit(String unityUrl, String token) throws Exception {
         var table = UnityCatalogStorageOptionsProvider.table(unityUrl, "main.sales.orders")
                 .bearerToken(token)
-                // READ (the default) or READ_WRITE: the credential scope Unity Catalog vends
+                // The credential scope Unity Catalog vends: READ or READ_WRITE. Without this
+                // call the store's access mode decides (option access_mode), READ if it has none.
                 .operation(UnityCatalogStorageOptionsProvider.Operation.READ)
                 .build();
         // The location comes from the catalog; refreshes run natively, ahead of expiration_time.

@@ -34,6 +34,8 @@ class SparkOrdersCredentialsTest {
     static LocalS3Extension s3 = LocalS3Extension.create().bucket("bucket");
 
     private static final String TOKEN = "catalog-token-for-the-test";
+    /** Where the provider of table "orders" finds its settings (provider.conf.<key>). */
+    private static final String PROVIDER_CONF = "vended.storage.table.orders.provider.conf.";
 
     private final List<String> paths = new CopyOnWriteArrayList<>();
     private HttpServer catalog;
@@ -71,8 +73,8 @@ class SparkOrdersCredentialsTest {
 
     private Configuration conf(Path tokenFile) {
         Configuration conf = new Configuration(false);
-        conf.set("orders.catalog.url", "http://127.0.0.1:" + catalog.getAddress().getPort() + "/v1");
-        conf.set("orders.catalog.token-file", tokenFile.toString());
+        conf.set(PROVIDER_CONF + "catalog-url", "http://127.0.0.1:" + catalog.getAddress().getPort() + "/v1");
+        conf.set(PROVIDER_CONF + "token-file", tokenFile.toString());
         return conf;
     }
 
@@ -103,11 +105,12 @@ class SparkOrdersCredentialsTest {
         assertTrue(!refused.getMessage().contains("not-the-token"), "no secret in the message");
 
         Configuration noUrl = conf(wrong);
-        noUrl.unset("orders.catalog.url");
+        noUrl.unset(PROVIDER_CONF + "catalog-url");
         IOException missing =
                 assertThrows(IOException.class, () -> new SparkOrdersCredentials(noUrl, "orders"));
         assertEquals(
-                "set spark.hadoop.orders.catalog.url (Hadoop key orders.catalog.url)",
+                "set spark.hadoop.vended.storage.table.orders.provider.conf.catalog-url (Hadoop key"
+                        + " vended.storage.table.orders.provider.conf.catalog-url)",
                 missing.getMessage());
     }
 }

@@ -1,6 +1,5 @@
 package com.example.orders;
 
-// region:testkit
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -16,6 +15,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,13 +27,7 @@ class OrdersCredentialsTest {
     @RegisterExtension
     static LocalS3Extension s3 = LocalS3Extension.create().bucket("tables");
 
-    @BeforeAll
-    static void loadTheNativeLibrary() throws Exception {
-        // The first open in a JVM loads the library (seconds on a busy machine): do it before
-        // vending 3 s credentials whose provider calls the tests count exactly.
-        ObjectStore.open("memory://warm-up", Map.of()).close();
-    }
-
+    // region:testkit
     @Test
     @Timeout(60)
     void myProviderIsCalledAgainOnlyWhenItsCredentialsRunOut() throws Exception {
@@ -46,7 +40,8 @@ class OrdersCredentialsTest {
         };
         OrdersCredentials provider = new OrdersCredentials(catalog, "db.orders");
         Map<String, String> options = new HashMap<>(s3.endpointOptions()); // URL, region, http
-        options.putAll(provider.fetchStorageOptions()); // seeds the store: call 1
+        // Seeds the store: call 1 (null, "nothing new", is allowed by the contract).
+        options.putAll(Objects.requireNonNullElse(provider.fetchStorageOptions(), Map.of()));
         byte[] data = {1, 2, 3};
         try (ObjectStore store = ObjectStore.open(s3.uri("orders/"), options, provider)) {
             store.put("part-0", data);
@@ -56,7 +51,12 @@ class OrdersCredentialsTest {
             assertArrayEquals(data, store.get("part-0")); // refetches first: call 2
             assertEquals(2, vended.size());
         }
-        // Per access key id, what the endpoint accepted and refused (and why).
+        assertEndpointSawOnlyValidKeys(vended);
+    }
+    // endregion
+
+    /** Per access key id, what the endpoint accepted and refused (and why). */
+    private static void assertEndpointSawOnlyValidKeys(List<VendedCredentials> vended) {
         Map<String, KeyStats> stats = s3.stats();
         KeyStats first = stats.get(vended.get(0).accessKeyId());
         KeyStats second = stats.get(vended.get(1).accessKeyId());
@@ -64,6 +64,13 @@ class OrdersCredentialsTest {
         assertTrue(second.accepted() >= 1, "the read was signed with the second key");
         // Unsigned requests count under the empty key "": here the two AssumeRole calls.
         assertEquals(2, stats.get("").accepted());
+    }
+
+    @BeforeAll
+    static void loadTheNativeLibrary() throws Exception {
+        // The first open in a JVM loads the library (seconds on a busy machine): do it before
+        // vending 3 s credentials whose provider calls the tests count exactly.
+        ObjectStore.open("memory://warm-up", Map.of()).close();
     }
 
     @Test
@@ -79,4 +86,3 @@ class OrdersCredentialsTest {
         assertEquals(1, s3.stats(key.accessKeyId()).expired()); // KeyStats.NONE if never seen
     }
 }
-// endregion

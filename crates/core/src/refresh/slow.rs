@@ -78,6 +78,9 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let fut = match self.start_refresh(now, seen) {
             Start::Running(fut) => fut,
             Start::Current(fresh) => return credential_of(&fresh, &inner.provider_id),
+            Start::BackingOff if self.last_resort(&stale, now) => {
+                return credential_of(&stale, &inner.provider_id);
+            }
             Start::BackingOff => {
                 // Fail fast with the last error (C17): no provider call and no waiting until
                 // the backoff elapses.
@@ -113,12 +116,26 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                     ))
                 }
             }
+            Ok(Err(_)) | Err(_) if self.last_resort(&stale, inner.now()) => {
+                credential_of(&stale, &inner.provider_id)
+            }
             Ok(Err(e)) => Err(self.unusable_error(&stale, e)),
             Err(_) => Err(Error::Timeout {
                 provider: inner.provider_id.clone(),
                 waited_ms: millis(timeout) as u64,
             }),
         }
+    }
+
+    /// Whether `g`, which may no longer sign because it is inside its signing margin, still
+    /// serves after its refresh failed: not expired and not rejected by the endpoint. The margin
+    /// keeps a healthy store from signing just before expiry (C31); once the catalog is down the
+    /// old credential is all there is, and the endpoint still accepts it until its expiry (C22:
+    /// no failed read while the last credential is valid).
+    fn last_resort(&self, g: &Generation<C>, now: i64) -> bool {
+        g.credential.is_some()
+            && g.number != self.inner.invalidated.load(Ordering::Relaxed)
+            && g.expires_at_millis.is_some_and(|e| now < e)
     }
 
     pub(super) fn usable(&self, g: &Generation<C>, now: i64) -> bool {

@@ -4,7 +4,7 @@
 //! bodiless 403 is told apart by one probe request, not a refetch), the denied call fails with
 //! `AccessDenied` naming the location, and another thread reading inside the scope never fails.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

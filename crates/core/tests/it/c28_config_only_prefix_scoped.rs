@@ -6,8 +6,8 @@
 //! naming the location and the prefixes, retried like any failed refresh (not "not
 //! retryable").
 
-mod catalog_support;
-mod common;
+use crate::catalog_support;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! reach the endpoint after it; requests inside the margin wait for the refresh already under
 //! way. Timing is the refresher's manual clock and tokio's paused clock: no real sleeps.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

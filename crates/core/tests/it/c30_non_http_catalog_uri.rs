@@ -3,8 +3,8 @@
 //! catalog URI is needed only to resolve a relative endpoint: with an absolute one the provider
 //! builds and refreshes through it; with a relative one the error names both keys.
 
-mod catalog_support;
-mod common;
+use crate::catalog_support;
+use crate::common;
 
 use catalog_support::{MockCatalog, Reply};
 use serde_json::json;

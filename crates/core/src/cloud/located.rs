@@ -209,7 +209,8 @@ impl Place {
 /// A cloud store whose errors name `scheme://bucket/path` and tell a missing bucket from a
 /// missing object (see the module docs). Every call goes to the inner store (multipart calls
 /// to the cloud's multipart API with upload ids); only a 404 answer to `HEAD`, before the store
-/// has seen its bucket exist, adds one request (the probe).
+/// has seen its bucket exist, and a bodiless 403 answer to `HEAD` that the cloud would take for
+/// a rejected credential add one request each (the probe).
 pub struct LocatedStore<S> {
     place: Arc<Place>,
     inner: Arc<S>,
@@ -367,6 +368,17 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
         };
         let unknown = failure_mut(&mut e)
             .is_some_and(|f| head && f.status == Some(404) && f.missing.is_none());
+        let ambiguous = head
+            && (self.place.terms.rejects_credential)(&e)
+            && failure_mut(&mut e)
+                .is_some_and(|f| f.status == Some(403) && f.code.is_none() && f.message.is_none());
+        if ambiguous {
+            let (code, message) = self.probe_denial(location).await;
+            if let Some(f) = failure_mut(&mut e) {
+                f.code = code;
+                f.message = message;
+            }
+        }
         if unknown {
             let missing = self.probe(location).await;
             if let Some(f) = failure_mut(&mut e) {
@@ -494,5 +506,6 @@ impl<S: Send + Sync + fmt::Debug + 'static> MultipartStore for LocatedStore<S> {
     }
 }
 
+mod denial;
 #[cfg(test)]
 mod tests;

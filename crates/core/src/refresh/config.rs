@@ -18,7 +18,12 @@ use crate::error::{Error, Result};
 ///   signing with the current credential (prefetch);
 /// - the effective stale window is `min(stale_window, lead / 2)`: from `expiry` minus that,
 ///   requests wait for the refresh, at most `provider_timeout` and never with an expired
-///   credential.
+///   credential;
+/// - the signing margin is `min(1 s, L / 10)` ([`crate::refresh::signing_margin_millis`],
+///   not a setting): no request is signed within it of the expiry, so a request signed just
+///   before expiry never reaches the endpoint after it (transit, a loaded machine, one-second
+///   clocks; case C31). Requests in it wait for the refresh already under way: the effective
+///   lead time and stale window are never shorter than the margin.
 ///
 /// A failed refresh backs off: while the credential still serves, from `initial_backoff`
 /// doubling per failure up to `max_backoff` (never past its expiry, so one attempt happens at

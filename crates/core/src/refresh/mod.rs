@@ -10,6 +10,11 @@
 //!   fleet of stores opened at once with one expiry spreads its catalog calls over the window.
 //! - **Stale window** (shortly before expiry): requests wait for that refresh, at most
 //!   `provider_timeout` and never past expiry.
+//! - **Signing margin** (the last [`SIGNING_MARGIN_MILLIS`], 1 s, before expiry, or a tenth of
+//!   the lifetime of a shorter-lived credential; see [`signing_margin_millis`]): no request is
+//!   signed with a credential inside it, so none reaches the endpoint after the expiry
+//!   (transit, a loaded machine, one-second clocks; case C31). Requests there wait for the
+//!   refresh already under way (lead time and stale window are never shorter than it).
 //! - **Expired, missing or invalidated** (after the endpoint rejected it): requests wait for a
 //!   refresh (one provider call shared by all concurrent waiters); if it fails they get an
 //!   error carrying the provider's message and source.
@@ -48,7 +53,7 @@ pub(crate) use accept::too_soon_to_use;
 pub use backoff::{Backoff, Serving};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{setting, RefreshConfig, MAX_SETTING};
-pub use generation::{CredentialMapper, Generation};
+pub use generation::{signing_margin_millis, CredentialMapper, Generation, SIGNING_MARGIN_MILLIS};
 pub use skew::{CLOCK_SKEW_THRESHOLD_MILLIS, MAX_CLOCK_OFFSET_MILLIS, MIN_SAMPLES};
 pub use stats::RefreshStats;
 
@@ -326,8 +331,7 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
     /// instead of reporting freshly vended credentials as rejected.
     pub fn expired_in_flight(&self, number: u64) -> bool {
         let g = self.inner.current.load();
-        number < g.number
-            || (number == g.number && g.expires_at_millis.is_some_and(|e| self.inner.now() >= e))
+        number < g.number || (number == g.number && self.inner.now() >= g.sign_until_millis)
     }
 
     /// Records one sample of the endpoint's clock: `server_millis` is the time an endpoint

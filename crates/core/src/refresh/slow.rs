@@ -47,7 +47,8 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
             // Stale window: wait for the refresh, but never past expiry.
             inner.counters.stale_waits.fetch_add(1, Ordering::Relaxed);
             if let Start::Running(fut) = self.start_refresh(now, g.number) {
-                let until_expiry = g.expires_at_millis.map_or(i64::MAX, |e| e - now);
+                // Never past the last moment it may sign (expiry minus the signing margin).
+                let until_expiry = g.sign_until_millis.saturating_sub(now);
                 let bound = millis(inner.config.provider_timeout)
                     .min(until_expiry)
                     .max(0);
@@ -77,6 +78,9 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         let fut = match self.start_refresh(now, seen) {
             Start::Running(fut) => fut,
             Start::Current(fresh) => return credential_of(&fresh, &inner.provider_id),
+            Start::BackingOff if self.last_resort(&stale, now) => {
+                return credential_of(&stale, &inner.provider_id);
+            }
             Start::BackingOff => {
                 // Fail fast with the last error (C17): no provider call and no waiting until
                 // the backoff elapses.
@@ -112,6 +116,9 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
                     ))
                 }
             }
+            Ok(Err(_)) | Err(_) if self.last_resort(&stale, inner.now()) => {
+                credential_of(&stale, &inner.provider_id)
+            }
             Ok(Err(e)) => Err(self.unusable_error(&stale, e)),
             Err(_) => Err(Error::Timeout {
                 provider: inner.provider_id.clone(),
@@ -120,13 +127,24 @@ impl<C: Send + Sync + 'static> CredentialRefresher<C> {
         }
     }
 
+    /// Whether `g`, which may no longer sign because it is inside its signing margin, still
+    /// serves after its refresh failed: not expired and not rejected by the endpoint. The margin
+    /// keeps a healthy store from signing just before expiry (C31); once the catalog is down the
+    /// old credential is all there is, and the endpoint still accepts it until its expiry (C22:
+    /// no failed read while the last credential is valid).
+    fn last_resort(&self, g: &Generation<C>, now: i64) -> bool {
+        g.credential.is_some()
+            && g.number != self.inner.invalidated.load(Ordering::Relaxed)
+            && g.expires_at_millis.is_some_and(|e| now < e)
+    }
+
     pub(super) fn usable(&self, g: &Generation<C>, now: i64) -> bool {
         g.is_valid_at(now) && g.number != self.inner.invalidated.load(Ordering::Relaxed)
     }
 
     fn unusable_error(&self, g: &Generation<C>, cause: Error) -> Error {
         match g.expires_at_millis {
-            Some(exp) if g.credential.is_some() && self.inner.now() >= exp => {
+            Some(exp) if g.credential.is_some() && self.inner.now() >= g.sign_until_millis => {
                 Error::CredentialsExpired {
                     provider: self.inner.provider_id.clone(),
                     expired_at_millis: exp,

@@ -158,13 +158,20 @@ async fn recovers(op: Op, cause: Cause) {
     assert!(result.is_ok(), "{op:?} after {cause:?}: {:?}", result.err());
     assert_eq!(provider.calls(), 1, "{op:?} {cause:?}: exactly one refetch");
     let stats = s3.key_stats(&gen1);
+    // A bodiless 403 HEAD is told apart from a denied path by one probe GET (case C29): a
+    // revoked key costs that one more rejected request; nothing else changes.
+    let rejected = if matches!((op, cause), (Op::Head, Cause::Revoked)) {
+        2
+    } else {
+        1
+    };
     assert_eq!(
         (stats.rejected, stats.accepted),
-        (1, 0),
-        "{op:?} {cause:?}: one rejected request with the old key: {stats:?}"
+        (rejected, 0),
+        "{op:?} {cause:?}: {rejected} rejected request(s) with the old key: {stats:?}"
     );
     match cause {
-        Cause::Revoked => assert_eq!(stats.invalid_key, 1),
+        Cause::Revoked => assert_eq!(stats.invalid_key, rejected),
         Cause::Expired => assert_eq!(stats.expired, 1),
     }
     let gen2 = provider.vended_keys()[0].clone();
@@ -300,7 +307,8 @@ async fn c18_same_cause_gives_the_same_kind_on_every_operation() {
             let text = e.to_string();
             eprintln!("{op:?} {cause:?}: {text}");
             let expected = match (cause, op) {
-                (Cause::Revoked, Op::Head) => "403 Forbidden",
+                // The probe GET of a bodiless 403 HEAD (C29) gives the code.
+                (Cause::Revoked, Op::Head) => "403 InvalidAccessKeyId: ",
                 (Cause::Expired, Op::Head) => "400 Bad Request",
                 (Cause::Revoked, _) => "403 InvalidAccessKeyId: ",
                 (Cause::Expired, _) => "400 ExpiredToken: The provided token has expired.",

@@ -92,20 +92,14 @@ impl IcebergRestCredentialsProviderBuilder {
     /// value).
     pub fn build(self) -> Result<IcebergRestCredentialsProvider> {
         // Without namespace and table (`builder_for_location`) the refresh endpoint of the
-        // table config is the whole address, and the catalog URI is only needed to resolve it.
+        // table config is the whole address. The catalog URI is needed only to resolve a
+        // relative endpoint or to call `loadCredentials`: a non-HTTP catalog URI (JDBC's
+        // `jdbc:...`, Hive's `thrift://...`) is fine beside an absolute endpoint (C30).
         let tableless = self.namespace.is_empty() && self.table.is_empty();
         let base = if tableless && self.uri.trim().is_empty() {
             None
         } else {
-            let base = url::Url::parse(self.uri.trim())
-                .map_err(|e| Error::invalid_option("uri", format!("not a URL ({e})")))?;
-            if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-                return Err(Error::invalid_option(
-                    "uri",
-                    "the catalog URI must be an http:// or https:// URL",
-                ));
-            }
-            Some(base)
+            Some(catalog_base(self.uri.trim()))
         };
         if !tableless && (self.namespace.is_empty() || self.namespace.iter().any(String::is_empty))
         {
@@ -138,10 +132,14 @@ impl IcebergRestCredentialsProviderBuilder {
         let refresh_key = refresh_endpoint_key(&self.location);
         let refresh = refresh_key.and_then(|key| Some(key).zip(self.vended.config.get(key)));
         let mut url = match (refresh, &base) {
-            (Some((key, endpoint)), _) => Some(resolve_endpoint(base.as_ref(), key, endpoint)?),
-            (None, Some(base)) if !tableless => Some(self.load_credentials_url(base)?),
+            (Some((key, endpoint)), _) => Some(resolve_refresh(base.as_ref(), key, endpoint)?),
+            (None, Some(base)) if !tableless => {
+                Some(self.load_credentials_url(base.as_ref().map_err(Clone::clone)?)?)
+            }
             (None, _) => None,
         };
+        // Only a usable catalog URI is shown in messages and the provider id.
+        let base = base.and_then(Result::ok);
         if let (Some(url), Some(plan)) = (url.as_mut(), &self.vended.plan_id) {
             url.query_pairs_mut().append_pair("planId", plan);
         }
@@ -213,4 +211,45 @@ impl IcebergRestCredentialsProviderBuilder {
         }
         Ok(url)
     }
+}
+
+/// The catalog URI as a base URL, or why it cannot be one (key `uri`): checked only where it
+/// is used (a relative refresh endpoint, `loadCredentials`).
+fn catalog_base(uri: &str) -> Result<url::Url> {
+    let base = url::Url::parse(uri)
+        .map_err(|e| Error::invalid_option("uri", format!("not a URL ({e})")))?;
+    if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+        return Err(Error::invalid_option(
+            "uri",
+            "the catalog URI must be an http:// or https:// URL",
+        ));
+    }
+    Ok(base)
+}
+
+/// Resolves the refresh endpoint `endpoint` (config key `key`) against the catalog URI when
+/// it is relative (see [`resolve_endpoint`]); an absolute endpoint needs no catalog URI at all.
+///
+/// # Errors
+/// Those of [`resolve_endpoint`]; for a relative endpoint with a catalog URI that is not an
+/// `http(s)` URL, [`Error::InvalidOption`] (key `uri`) naming both keys.
+fn resolve_refresh(base: Option<&Result<url::Url>>, key: &str, endpoint: &str) -> Result<url::Url> {
+    match base {
+        Some(Err(_)) if !is_absolute(endpoint) => Err(Error::invalid_option(
+            "uri",
+            format!(
+                "the refresh endpoint '{key}' is a relative path, which is resolved against the \
+                 catalog URI 'uri', and the catalog URI is not an http:// or https:// URL (a \
+                 JDBC or Hive catalog's URI cannot resolve it): give '{key}' as an absolute \
+                 http(s) URL"
+            ),
+        )),
+        Some(Ok(base)) => resolve_endpoint(Some(base), key, endpoint),
+        _ => resolve_endpoint(None, key, endpoint),
+    }
+}
+
+/// Whether a refresh endpoint has a scheme (`http://...`), so needs no catalog URI.
+fn is_absolute(endpoint: &str) -> bool {
+    endpoint.trim().contains("://")
 }

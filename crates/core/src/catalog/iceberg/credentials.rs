@@ -79,10 +79,17 @@ pub(super) fn select_credentials(
         prefixes.push(prefix);
         configs.push(config);
     }
-    let Some(best) = covering_prefix(&prefixes, location) else {
+    let Some(best) =
+        covering_prefix(&prefixes, location).or_else(|| only_one_under(&prefixes, location))
+    else {
+        // Not a malformed answer: the catalog may cover the location again later (a table
+        // moved, a policy being rolled out), so it is retried like any failed refresh (C28).
         return Err((
             CatalogErrorKind::MissingField,
-            no_match(location, &prefixes),
+            format!(
+                "{} [retried like any failed refresh]",
+                no_match(location, &prefixes)
+            ),
         ));
     };
     let config = match configs
@@ -127,11 +134,33 @@ pub fn covering_prefix<S: AsRef<str>>(prefixes: &[S], location: &str) -> Option<
     best.map(|(i, _)| i)
 }
 
+/// When no prefix covers `location`: the index of the answer's only entry whose prefix lies
+/// under `location`, if it has exactly one. Iceberg's own `VendedCredentialsProvider` takes
+/// the one S3 credential of a refresh answer whatever its prefix: a refresh endpoint is the
+/// table's, so its one credential is the table's, also when the store asking is wider than the
+/// table (a `FileIO` store for a bucket, whose location is `s3://b/`, case C28). A credential
+/// for a sibling (`s3://b/wh/t1` for `s3://b/wh/t10`) is still never used (fails closed,
+/// apache/iceberg#17003), and with several entries under the location none is guessed.
+fn only_one_under<S: AsRef<str>>(prefixes: &[S], location: &str) -> Option<usize> {
+    let location = normalize_scheme(location);
+    let mut under = prefixes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| covers(&location, &normalize_scheme(p.as_ref())));
+    match (under.next(), under.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
+    }
+}
+
 /// The message of a location no storage credential covers (prefixes are not secret).
 pub(super) fn no_match<S: AsRef<str>>(location: &str, prefixes: &[S]) -> String {
     let prefixes: Vec<&str> = prefixes.iter().map(AsRef::as_ref).collect();
-    format!("no storage credential's prefix matches the table location {location} (prefixes: {prefixes:?})")
+    format!("{NO_MATCH}{location} (prefixes: {prefixes:?})")
 }
+
+/// How [`no_match`]'s message starts.
+pub(super) const NO_MATCH: &str = "no storage credential's prefix matches the table location ";
 
 /// Checks that the expiry `key` holds epoch milliseconds; the message names the key, never the
 /// value (a malformed expiry may be a pasted secret).

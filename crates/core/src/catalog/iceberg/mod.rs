@@ -118,7 +118,7 @@ use crate::provider::StorageOptionsProvider;
 use crate::refresh::{too_soon_to_use, RefreshConfig};
 pub use builder::IcebergRestCredentialsProviderBuilder;
 pub use credentials::covering_prefix;
-use credentials::select_credentials;
+use credentials::{select_credentials, NO_MATCH};
 pub use table::{
     IcebergTableCredentials, ADLS_REFRESH_ENDPOINT, GCS_REFRESH_ENDPOINT, S3_REFRESH_ENDPOINT,
 };
@@ -352,14 +352,32 @@ impl IcebergRestCredentialsProvider {
                 }
             })?;
         select_credentials(answer, &self.location).map_err(|(kind, message)| {
-            self.fail(CatalogError {
+            let uncovered = kind == CatalogErrorKind::MissingField && message.starts_with(NO_MATCH);
+            let e = CatalogError {
                 kind,
                 catalog: CATALOG,
                 operation,
                 status: Some(200),
                 code: None,
                 message,
-            })
+            };
+            if !uncovered {
+                return self.fail(e);
+            }
+            // An answer that covers nothing is retried at the refresher's pace (backoff while
+            // a credential serves, about once a second once none does), not as a permanent
+            // failure (C28).
+            let text = e.to_string();
+            let text = text
+                .strip_suffix(" [not retryable]")
+                .unwrap_or(&text)
+                .to_string();
+            Error::Provider {
+                provider: self.id.clone(),
+                message: text,
+                retryable: true,
+                source: Some(Arc::new(e)),
+            }
         })
     }
 }

@@ -143,11 +143,11 @@ async fn c09_bad_answers_keep_the_valid_credential_and_the_message() {
         f.clock.advance(301_000);
         assert_eq!(f.key().await.unwrap(), "gen1");
         f.refresher.wait_idle().await;
-        f.clock.set(T0 + 599_000);
+        f.clock.set(T0 + 598_999);
         assert_eq!(
             f.key().await.unwrap(),
             "gen1",
-            "{needle}: gen1 serves until it expires"
+            "{needle}: gen1 serves until the signing margin before its expiry"
         );
         let stats = f.refresher.stats();
         assert_eq!(stats.generation, 1, "{needle}");

@@ -220,7 +220,7 @@ async fn c17_failures_before_expiry_still_try_once_at_expiry() {
         Duration::ZERO,
         false,
     );
-    for t in [301_000, 400_000, 599_000] {
+    for t in [301_000, 400_000, 598_999] {
         f.clock.set(T0 + t);
         assert_eq!(f.key().await.unwrap(), "gen1");
         f.refresher.wait_idle().await;

@@ -97,10 +97,13 @@ class C27ErrorLocationsTest {
         return m;
     }
 
-    /** The messages of a denied request at {@code at} (GET answer {@code codeMessage}). */
+    /**
+     * The messages of a denied request at {@code at} (GET answer {@code codeMessage}); a HEAD's
+     * 403 has no body, so the store probes it with one GET and carries that answer's code (C29).
+     */
     private static Map<String, String> denied(
             String at, String dir, String codeMessage, String listCodeMessage) {
-        String head = "HEAD " + at + ": 403 Forbidden (an answer to HEAD carries no error code)";
+        String head = "HEAD " + at + ": 403 " + codeMessage;
         Map<String, String> m = new LinkedHashMap<>();
         m.put("get", "GET " + at + ": 403 " + codeMessage);
         m.put("head", head);

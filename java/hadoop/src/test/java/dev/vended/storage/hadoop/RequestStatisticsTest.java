@@ -93,12 +93,13 @@ class RequestStatisticsTest {
             // every attempt the endpoint logged for the table, no more, no less
             assertThat(requests).isEqualTo(requestsUnder("countone/").size() - logged);
             // each open is one HEAD and each readFully one GET; the last open's HEAD was
-            // rejected and sent again with the new credential
+            // rejected (403, no body), probed with one GET whose code told a revoked key from
+            // a denied path (C29), and sent again with the new credential
             assertThat(delta(after, before, StoreStatisticNames.ACTION_HTTP_HEAD_REQUEST))
                     .isEqualTo(reads + 2L);
             assertThat(delta(after, before, StoreStatisticNames.ACTION_HTTP_GET_REQUEST))
-                    .isEqualTo(reads + 1L);
-            assertThat(requests).isEqualTo(2L * reads + 3);
+                    .isEqualTo(reads + 2L);
+            assertThat(requests).isEqualTo(2L * reads + 4);
             assertThat(delta(after, before, StoreStatisticNames.ACTION_HTTP_PUT_REQUEST)).isZero();
             assertThat(delta(after, before, StoreStatistics.CREDENTIAL_REFRESH))
                     .isEqualTo(TestTableProvider.calls("countone") - calls)

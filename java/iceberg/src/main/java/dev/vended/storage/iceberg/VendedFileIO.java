@@ -48,7 +48,12 @@ import java.util.concurrent.CompletionException;
  * properties. The native side maps the Iceberg keys, picks the credential for a location (the
  * store too, through {@link IcebergCredentials#coveringPrefix}), picks the credential of a refresh
  * answer and decides when to refresh. A location no storage credential covers gets a store whose
- * provider starts from the config's own credential keys; with neither storage credentials nor a
+ * provider starts from the config's own credential keys; with a refresh endpoint that store is
+ * one per table location (the path before its {@code /metadata/} or {@code /data/} segment), so
+ * that a refresh answer with a credential per table prefix ({@code s3://b/wh/t1/}) covers it; a
+ * single entry is taken as Iceberg's own {@code VendedCredentialsProvider} takes it. A catalog
+ * {@code uri} that is not HTTP (JDBC, Hive) is fine beside an absolute refresh endpoint. With
+ * neither storage credentials nor a
  * refresh endpoint a store is static: the config's own credential keys ({@code s3.access-key-id},
  * ... of a catalog that puts static keys in its config), else the endpoint options and {@code
  * vended-storage.*} options alone (a catalog that vends nothing, e.g. JDBC).
@@ -252,6 +257,12 @@ public class VendedFileIO
         List<String> prefixes = new ArrayList<>(credentials.keySet());
         int covering = IcebergCredentials.coveringPrefix(location, prefixes);
         String credentialPrefix = covering < 0 ? null : prefixes.get(covering);
+        if (credentialPrefix == null && refreshEndpointSet()) {
+            // A config-only credential refreshed through the endpoint: the store is keyed by the
+            // table location, which the endpoint's per-table answers cover (C28), never by the
+            // bucket root, which no answer with per-table prefixes covers.
+            credentialPrefix = tableLocationOf(location);
+        }
         String cacheKey = route.root() + "\n" + (credentialPrefix == null ? "" : credentialPrefix);
         ObjectStore store = stores.get(cacheKey);
         if (store != null && !store.isClosed()) {
@@ -276,6 +287,36 @@ public class VendedFileIO
                     new IOException(
                             "VendedFileIO: cannot open the store for " + location + ": " + e.getMessage(), e));
         }
+    }
+
+    private boolean refreshEndpointSet() {
+        for (String key : REFRESH_KEYS) {
+            if (properties.containsKey(key)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The table location of an Iceberg path: what comes before its last {@code /metadata/} or
+     * {@code /data/} segment (Iceberg's layout: {@code <table>/metadata/...}, {@code
+     * <table>/data/...}), else the path's parent directory, else the path itself. A refresh
+     * answer's storage credential for the table (its prefix is the table location or above it)
+     * covers it.
+     */
+    static String tableLocationOf(String location) {
+        int start = location.indexOf("://");
+        int authorityEnd = start < 0 ? -1 : location.indexOf('/', start + 3);
+        if (authorityEnd < 0) {
+            return location;
+        }
+        int cut = Math.max(location.lastIndexOf("/metadata/"), location.lastIndexOf("/data/"));
+        if (cut > authorityEnd) {
+            return location.substring(0, cut);
+        }
+        int parent = location.lastIndexOf('/', location.length() - 2);
+        return parent > authorityEnd ? location.substring(0, parent) : location;
     }
 
     /** The store options besides credentials (endpoint, region, path style, pass-through). */

@@ -4,7 +4,6 @@
 //! builds and refreshes through it; with a relative one the error names both keys.
 
 use crate::catalog_support;
-use crate::common;
 
 use catalog_support::{MockCatalog, Reply};
 use serde_json::json;

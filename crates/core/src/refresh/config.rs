@@ -23,7 +23,8 @@ use crate::error::{Error, Result};
 ///   not a setting): no request is signed within it of the expiry, so a request signed just
 ///   before expiry never reaches the endpoint after it (transit, a loaded machine, one-second
 ///   clocks; case C31). Requests in it wait for the refresh already under way: the effective
-///   lead time and stale window are never shorter than the margin.
+///   lead time and stale window are never shorter than the margin. If that refresh fails, the
+///   credential still serves until its expiry (case C22).
 ///
 /// A failed refresh backs off: while the credential still serves, from `initial_backoff`
 /// doubling per failure up to `max_backoff` (never past its expiry, so one attempt happens at

@@ -14,7 +14,8 @@
 //!   the lifetime of a shorter-lived credential; see [`signing_margin_millis`]): no request is
 //!   signed with a credential inside it, so none reaches the endpoint after the expiry
 //!   (transit, a loaded machine, one-second clocks; case C31). Requests there wait for the
-//!   refresh already under way (lead time and stale window are never shorter than it).
+//!   refresh already under way (lead time and stale window are never shorter than it); if that
+//!   refresh fails, the credential still serves until its expiry (case C22).
 //! - **Expired, missing or invalidated** (after the endpoint rejected it): requests wait for a
 //!   refresh (one provider call shared by all concurrent waiters); if it fails they get an
 //!   error carrying the provider's message and source.

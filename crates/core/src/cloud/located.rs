@@ -147,9 +147,32 @@ struct Place {
     terms: CloudTerms,
     bucket: String,
     bucket_seen: AtomicBool,
+    /// Keys whose bodiless 403 `HEAD` a probe showed to be a refused permission, for
+    /// [`DENIAL_MEMO_TTL`] (case C29): a repeated `HEAD` of such a key is one request.
+    denied: moka::sync::Cache<String, ()>,
 }
 
+/// How long a key whose `HEAD` was refused a permission is remembered as refused (a grant is
+/// the same for every credential a provider vends; a catalog that widens a table's scope is
+/// seen within this time).
+pub const DENIAL_MEMO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How many refused keys a store remembers (the least recently used are forgotten first).
+const DENIAL_MEMO_KEYS: u64 = 4096;
+
 impl Place {
+    fn new(terms: CloudTerms, bucket: &str) -> Self {
+        Self {
+            terms,
+            bucket: bucket.to_string(),
+            bucket_seen: AtomicBool::new(false),
+            denied: moka::sync::Cache::builder()
+                .max_capacity(DENIAL_MEMO_KEYS)
+                .time_to_live(DENIAL_MEMO_TTL)
+                .build(),
+        }
+    }
+
     fn seen(&self) {
         self.bucket_seen.store(true, Ordering::Relaxed);
     }
@@ -210,7 +233,9 @@ impl Place {
 /// missing object (see the module docs). Every call goes to the inner store (multipart calls
 /// to the cloud's multipart API with upload ids); only a 404 answer to `HEAD`, before the store
 /// has seen its bucket exist, and a bodiless 403 answer to `HEAD` that the cloud would take for
-/// a rejected credential add one request each (the probe).
+/// a rejected credential add one request each (the probe). A key whose probe showed a refused
+/// permission is remembered for [`DENIAL_MEMO_TTL`]: its next denied `HEAD`s are one request
+/// each, with no probe (a scope is the same for every credential of the store's provider).
 pub struct LocatedStore<S> {
     place: Arc<Place>,
     inner: Arc<S>,
@@ -244,11 +269,7 @@ impl<S> LocatedStore<S> {
         multipart: Arc<dyn MultipartStore>,
     ) -> Self {
         Self {
-            place: Arc::new(Place {
-                terms,
-                bucket: bucket.to_string(),
-                bucket_seen: AtomicBool::new(false),
-            }),
+            place: Arc::new(Place::new(terms, bucket)),
             inner: Arc::new(inner),
             multipart,
             counters: Arc::default(),
@@ -373,10 +394,18 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
             && failure_mut(&mut e)
                 .is_some_and(|f| f.status == Some(403) && f.code.is_none() && f.message.is_none());
         if ambiguous {
-            let (code, message) = self.probe_denial(location).await;
+            let known = self.place.denied.contains_key(location.as_ref());
+            let (code, message) = if known {
+                remembered_denial()
+            } else {
+                self.probe_denial(location).await
+            };
             if let Some(f) = failure_mut(&mut e) {
                 f.code = code;
                 f.message = message;
+            }
+            if !known && !(self.place.terms.rejects_credential)(&e) {
+                self.place.denied.insert(location.as_ref().to_string(), ());
             }
         }
         if unknown {
@@ -507,5 +536,6 @@ impl<S: Send + Sync + fmt::Debug + 'static> MultipartStore for LocatedStore<S> {
 }
 
 mod denial;
+use denial::remembered_denial;
 #[cfg(test)]
 mod tests;

@@ -13,11 +13,7 @@ impl fmt::Display for Answer {
 impl std::error::Error for Answer {}
 
 fn place(terms: CloudTerms) -> Place {
-    Place {
-        terms,
-        bucket: "b".into(),
-        bucket_seen: AtomicBool::new(false),
-    }
+    Place::new(terms, "b")
 }
 
 fn not_found(text: &'static str) -> object_store::Error {

@@ -50,6 +50,7 @@ pub fn checks() -> Vec<(&'static str, Check)> {
         }),
         ("revoked_key_recovery", |b, p| Box::pin(revoked(b, p))),
         ("prefix_scope", |b, p| Box::pin(scope(b, p))),
+        ("scoped_denied_heads", |b, p| Box::pin(denied_heads(b, p))),
     ]
 }
 
@@ -382,5 +383,31 @@ async fn scope(b: Arc<Backend>, prefix: String) -> Verdict {
         ErrorKind::Credentials
     );
     assert_eq!(kind(outside.get("x").await), ErrorKind::Credentials);
+    Verdict::Passed
+}
+
+/// Denied `HEAD`s outside a scoped key's prefix (case C29): each is a `Credentials` error, the
+/// key stays valid for its own prefix, no provider call, no credential rejected; a probe only
+/// for the first `HEAD` of each key, so 20 `HEAD`s of 2 keys are 22 requests.
+async fn denied_heads(b: Arc<Backend>, prefix: String) -> Verdict {
+    if !b.caps.enforces_prefix_scope {
+        return Verdict::NotProvable(b.missing_scope.into());
+    }
+    let scope = format!("{}/{prefix}/in/", b.bucket);
+    let (provider, store) = open_refreshing(&b, &prefix, HOUR, Some(&scope)).await;
+    store.put("in/x", Bytes::from_static(b"in")).await.unwrap();
+    let before = store.stats();
+    for i in 0..20 {
+        let e = store.head(&format!("out/{}", i % 2)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Credentials, "{e}");
+        assert!(e.to_string().contains("AccessDenied"), "{e}");
+    }
+    assert_eq!(store.get("in/x").await.unwrap(), Bytes::from_static(b"in"));
+    let after = store.stats();
+    assert_eq!(after.requests - before.requests, 20 + 2 + 1, "{after:?}");
+    assert_eq!(provider.calls(), 0, "no provider call for a denied path");
+    let stats = store.refresh_stats().unwrap();
+    assert_eq!(stats.endpoint_rejections, 0, "{stats:?}");
+    assert_eq!(stats.auth_refetches, 0, "{stats:?}");
     Verdict::Passed
 }

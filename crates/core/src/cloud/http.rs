@@ -26,10 +26,11 @@ use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse, HttpService,
     ReqwestConnector,
 };
-use object_store::{ClientConfigKey, ClientOptions};
+use object_store::{ClientConfigKey, ClientOptions, HeaderMap};
 use once_cell::sync::{Lazy, OnceCell};
 use reqwest::header::USER_AGENT;
 
+use crate::cloud::integrity::{self, Rules};
 use crate::cloud::requests::RequestCounters;
 use crate::driven;
 use crate::refresh::RefresherHandle;
@@ -84,6 +85,7 @@ static CLIENTS: Lazy<moka::sync::Cache<TransportKey, (u64, HttpClient)>> = Lazy:
 pub struct SharedHttpConnector {
     observer: Option<Arc<dyn RefresherHandle>>,
     counters: Arc<RequestCounters>,
+    integrity: Option<&'static Rules>,
 }
 
 impl SharedHttpConnector {
@@ -93,7 +95,16 @@ impl SharedHttpConnector {
         Self {
             observer,
             counters: Arc::default(),
+            integrity: None,
         }
+    }
+
+    /// The connector with end-to-end checksums by the cloud's `rules` (see
+    /// [`crate::cloud::integrity`]): write checksums added before each request is sent, and
+    /// whole-object reads checked against the stored checksum.
+    pub fn with_integrity(mut self, rules: &'static Rules) -> Self {
+        self.integrity = Some(rules);
+        self
     }
 
     /// The request counters of every client this connector hands out (the store's; see
@@ -116,6 +127,7 @@ impl HttpConnector for SharedHttpConnector {
             wait: network_wait(options),
             observer: self.observer.clone(),
             counters: self.counters.clone(),
+            integrity: self.integrity,
             user_agent: options
                 .get_config_value(&ClientConfigKey::UserAgent)
                 .unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
@@ -161,8 +173,12 @@ fn shared_client(options: &ClientOptions) -> object_store::Result<(u64, HttpClie
     if let Some(found) = CLIENTS.get(&key) {
         return Ok(found);
     }
-    // Two stores opened at once may both build; one client wins, the other is dropped.
-    let client = ReqwestConnector::default().connect(options)?;
+    // Two stores opened at once may both build; one client wins, the other is dropped. The
+    // shared client has no default headers: the stores that set some (S3's checksum mode) add
+    // them to each request before signing, and a client shared with a store without them
+    // must not send them unsigned.
+    let bare = options.clone().with_default_headers(HeaderMap::new());
+    let client = ReqwestConnector::default().connect(&bare)?;
     let entry = (NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed), client);
     CLIENTS.insert(key, entry.clone());
     Ok(entry)
@@ -191,6 +207,8 @@ struct StoreHttpService {
     observer: Option<Arc<dyn RefresherHandle>>,
     /// The store's request counters.
     counters: Arc<RequestCounters>,
+    /// The cloud's checksum rules, when checksums are on.
+    integrity: Option<&'static Rules>,
     /// The `User-Agent` requests carry (option `user_agent`, else this library's).
     user_agent: String,
 }
@@ -218,10 +236,17 @@ impl StoreHttpService {
 impl HttpService for StoreHttpService {
     async fn call(&self, mut req: HttpRequest) -> Result<HttpResponse, HttpError> {
         self.audit(&mut req);
-        self.counters.sent(req.method());
+        if let Some(rules) = self.integrity {
+            (rules.prepare)(&mut req);
+        }
+        let method = req.method().clone();
+        self.counters.sent(&method);
         let outcome = self.send(req).await;
         self.counters.answered(&outcome);
-        outcome
+        match (outcome, self.integrity) {
+            (Ok(response), Some(rules)) => Ok(integrity::watch(rules, &method, response)),
+            (outcome, _) => outcome,
+        }
     }
 }
 
@@ -349,6 +374,7 @@ mod tests {
             wait: None,
             observer: None,
             counters: Arc::default(),
+            integrity: None,
             user_agent: "app/1".into(),
         };
         let request = || HttpRequest::new(object_store::client::HttpRequestBody::empty());

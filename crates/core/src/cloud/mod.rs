@@ -19,6 +19,7 @@ pub mod aws;
 pub mod azure;
 pub mod gcp;
 pub mod http;
+pub mod integrity;
 pub mod local;
 pub mod located;
 pub mod refreshing;

@@ -42,6 +42,11 @@ pub struct RequestStats {
     /// Calls of the store's credential provider (the refresher's
     /// [`crate::refresh::RefreshStats::fetches`]); 0 for stores without a provider.
     pub credential_refreshes: u64,
+    /// Whole-object reads whose bytes had the checksum the service stores (see
+    /// [`crate::cloud::integrity`]).
+    pub checksums_matched: u64,
+    /// Whole-object reads whose bytes did not (each was read once more, or failed).
+    pub checksum_mismatches: u64,
 }
 
 /// The live counters behind [`RequestStats`] (atomics, relaxed: each is exact, a snapshot is
@@ -56,6 +61,8 @@ pub struct RequestCounters {
     delete: AtomicU64,
     retryable_failures: AtomicU64,
     throttled: AtomicU64,
+    checksums_matched: AtomicU64,
+    checksum_mismatches: AtomicU64,
 }
 
 impl RequestCounters {
@@ -99,6 +106,16 @@ impl RequestCounters {
         }
     }
 
+    /// Counts one checked whole-object read: its bytes `matched` the stored checksum or not.
+    pub(crate) fn checked(&self, matched: bool) {
+        let counter = if matched {
+            &self.checksums_matched
+        } else {
+            &self.checksum_mismatches
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The counters now, with `credential_refreshes` provider calls.
     pub fn snapshot(&self, credential_refreshes: u64) -> RequestStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -112,6 +129,8 @@ impl RequestCounters {
             retryable_failures: get(&self.retryable_failures),
             throttled: get(&self.throttled),
             credential_refreshes,
+            checksums_matched: get(&self.checksums_matched),
+            checksum_mismatches: get(&self.checksum_mismatches),
         }
     }
 }
@@ -159,6 +178,8 @@ mod tests {
                 retryable_failures: 5, // 500, 503, 429, 408, connect
                 throttled: 2,          // 503, 429
                 credential_refreshes: 3,
+                checksums_matched: 0,
+                checksum_mismatches: 0,
             }
         );
     }

@@ -87,6 +87,20 @@ pub enum Error {
     #[error("the {0} is closed")]
     Closed(&'static str),
 
+    /// A whole-object read received bytes whose checksum differs from the one the service
+    /// stores for the object, twice (the read is retried once). No byte of it was returned.
+    #[error("GET {location}: checksum mismatch ({algorithm}): the service stores {expected}, the bytes received have {actual} (read twice; something between the service and this process, or the service itself, altered the data; option 'checksums' turns checking off)")]
+    ChecksumMismatch {
+        /// The object, e.g. `s3://bucket/path`.
+        location: String,
+        /// The algorithm: `CRC64NVME`, `CRC32C` or `MD5`.
+        algorithm: &'static str,
+        /// The stored checksum (base64, as the service's header carries it).
+        expected: String,
+        /// The checksum of the bytes received the second time (base64).
+        actual: String,
+    },
+
     /// A write failed with `cause`, and its multipart upload could not be aborted (yet), so
     /// parts it uploaded may still be stored (and billed) at `location`, invisible to reads and
     /// listings. `message` says so, names the upload and what becomes of it. The kind,
@@ -130,6 +144,9 @@ pub enum ErrorKind {
     Io,
     /// The store or session was closed.
     Closed,
+    /// The bytes received do not have the checksum the service stores for them (see
+    /// [`Error::ChecksumMismatch`]).
+    Integrity,
 }
 
 impl ErrorKind {
@@ -145,6 +162,7 @@ impl ErrorKind {
             ErrorKind::Transient => "TRANSIENT",
             ErrorKind::Io => "IO",
             ErrorKind::Closed => "CLOSED",
+            ErrorKind::Integrity => "INTEGRITY",
         }
     }
 }
@@ -210,6 +228,7 @@ impl Error {
             Error::Provider { .. } | Error::CredentialsExpired { .. } => ErrorKind::Credentials,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Closed(_) => ErrorKind::Closed,
+            Error::ChecksumMismatch { .. } => ErrorKind::Integrity,
             Error::ObjectStore(e) => object_store_kind(e),
             Error::UploadLeft { cause, .. } => cause.kind(),
         }

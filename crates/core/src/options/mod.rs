@@ -34,6 +34,35 @@ pub const EXPIRES_AT_MILLIS: &str = "expires_at_millis";
 /// provider's answer cannot change it.
 pub const ACCESS_MODE: &str = "access_mode";
 
+/// End-to-end checksums: `true` (default) or `false` (case ignored). On: every write carries a
+/// checksum the service verifies (S3 CRC64NVME on each `PUT` and part, Azure `Content-MD5` on
+/// each `PUT` signed by a SAS or bearer token, GCS `x-goog-hash` CRC32C on single-request
+/// uploads), and a whole-object read (`get`, `getAll`, a stream read to its end) is checked
+/// against the checksum the service stores (S3 CRC64NVME or full-object CRC32C, Azure
+/// `Content-MD5`, GCS CRC32C); a mismatch is read once more, then fails with kind `Integrity`.
+/// Turn it off for an S3-compatible server that refuses checksum headers. Read for every cloud,
+/// at open; see docs/integrity.md.
+pub const CHECKSUMS: &str = "checksums";
+
+/// Whether `options` turn end-to-end checksums on ([`CHECKSUMS`]; default on).
+///
+/// # Errors
+/// [`Error::InvalidOption`] naming [`CHECKSUMS`] for a value other than `true` or `false`.
+pub fn checksums_on(options: &StorageOptions) -> Result<bool> {
+    match options
+        .get(CHECKSUMS)
+        .map(|v| v.trim().to_ascii_lowercase())
+    {
+        None => Ok(true),
+        Some(v) if v == "true" => Ok(true),
+        Some(v) if v == "false" => Ok(false),
+        Some(v) => Err(Error::invalid_option(
+            CHECKSUMS,
+            format!("'{v}' is not true or false"),
+        )),
+    }
+}
+
 /// Most times `object_store` sends a request again after a 5xx answer, a 429, or (for
 /// idempotent requests) a transport error, not counting the first attempt. A whole number;
 /// default 10. Read for every cloud (see [`client::retry_config`]).

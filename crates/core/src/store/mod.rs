@@ -22,6 +22,7 @@ use crate::session::Session;
 
 mod auth_retry;
 mod body_retry;
+mod checked;
 mod list_resume;
 #[cfg(test)]
 mod retry_tests;
@@ -188,13 +189,16 @@ impl VendedStore {
         }
     }
 
-    /// Reads a whole object.
+    /// Reads a whole object. With checksums on (option `checksums`, the default), the bytes
+    /// are checked against the checksum the service stores for the object, when it returns
+    /// one; a mismatch is read once more.
     ///
     /// # Errors
-    /// Not found, permission/credential, provider and I/O errors (see [`Error`]).
+    /// Not found, permission/credential, provider and I/O errors (see [`Error`]);
+    /// [`Error::ChecksumMismatch`] (kind `Integrity`) when both reads mismatched.
     pub async fn get(&self, path: &str) -> Result<Bytes> {
         let p = self.path(path)?;
-        Ok(self.entry.store.get(&p).await?.bytes().await?)
+        self.get_checked(&p).await
     }
 
     /// Reads bytes `range` (start inclusive, end exclusive; a range running past the end is cut

@@ -11,18 +11,19 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
-use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsCredential};
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsCredential, Checksum};
 use object_store::path::Path;
 use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, StaticCredentialProvider,
+    ClientOptions, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, StaticCredentialProvider,
 };
+use reqwest::header::{HeaderMap, HeaderValue};
 
 use super::credential::RefreshingAwsCredentialProvider;
 use crate::cloud::http::SharedHttpConnector;
 use crate::cloud::located::{enrich, CloudTerms, LocatedStore};
 use crate::error::{Error, Result};
-use crate::options::{is_credential_key, StorageOptions};
+use crate::options::{checksums_on, is_credential_key, StorageOptions};
 use crate::refresh::{CredentialRefresher, RefresherHandle};
 
 use crate::options::client::{is_retry_key, retry_config};
@@ -64,12 +65,25 @@ pub fn build_s3_store(
         AwsCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
-    let connector = SharedHttpConnector::new(observer);
+    let checksums = checksums_on(options)?;
+    let mut connector = SharedHttpConnector::new(observer);
+    if checksums {
+        connector = connector.with_integrity(&super::integrity::RULES);
+    }
     let counters = connector.counters();
     let mut builder = AmazonS3Builder::new()
         .with_bucket_name(bucket)
         .with_http_connector(connector)
         .with_retry(retry_config(options)?);
+    if checksums {
+        // Before the options: an explicit `aws_checksum_algorithm` wins.
+        let (name, value) = super::integrity::CHECKSUM_MODE;
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_static(value));
+        builder = builder
+            .with_checksum_algorithm(Checksum::CRC64NVME)
+            .with_client_options(ClientOptions::new().with_default_headers(headers));
+    }
     let mut keys: Vec<_> = options.keys().collect();
     keys.sort();
     for key in keys {

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod builder;
 pub mod credential;
+pub mod integrity;
 pub mod keys;
 
 use std::sync::Arc;

@@ -213,7 +213,10 @@ pub fn build_azure_store(
         AzureCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
-    let connector = crate::cloud::http::SharedHttpConnector::new(observer);
+    let mut connector = crate::cloud::http::SharedHttpConnector::new(observer);
+    if crate::options::checksums_on(options)? {
+        connector = connector.with_integrity(&super::integrity::RULES);
+    }
     let mut client_options = ClientOptions::new();
     let mut builder = MicrosoftAzureBuilder::new()
         .with_http_connector(connector.clone())

@@ -18,6 +18,7 @@
 pub mod auth;
 pub mod builder;
 pub mod credential;
+pub mod integrity;
 pub mod keys;
 pub mod store;
 

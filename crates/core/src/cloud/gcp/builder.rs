@@ -114,7 +114,10 @@ pub fn build_gcs_store(
         GcpCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
-    let connector = crate::cloud::http::SharedHttpConnector::new(observer);
+    let mut connector = crate::cloud::http::SharedHttpConnector::new(observer);
+    if crate::options::checksums_on(options)? {
+        connector = connector.with_integrity(&super::integrity::RULES);
+    }
     let counters = connector.counters();
     let mut builder = GoogleCloudStorageBuilder::new()
         .with_http_connector(connector)

@@ -58,6 +58,7 @@ fn class_for(e: &Error) -> &'static JNIStr {
         ErrorKind::Precondition => jni_str!("dev/vended/storage/PreconditionFailedException"),
         ErrorKind::Credentials => jni_str!("dev/vended/storage/CredentialsException"),
         ErrorKind::InvalidOptions => jni_str!("dev/vended/storage/InvalidOptionsException"),
+        ErrorKind::Integrity => jni_str!("dev/vended/storage/ChecksumMismatchException"),
         ErrorKind::Timeout => jni_str!("dev/vended/storage/StorageTimeoutException"),
         ErrorKind::Closed => jni_str!("java/lang/IllegalStateException"),
         _ => STORAGE,

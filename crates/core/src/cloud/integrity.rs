@@ -42,6 +42,15 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// The length of the algorithm's checksum, bytes.
+    fn len(self) -> usize {
+        match self {
+            Algorithm::Crc64Nvme => 8,
+            Algorithm::Crc32c => 4,
+            Algorithm::Md5 => 16,
+        }
+    }
+
     /// The algorithm's name in messages: `CRC64NVME`, `CRC32C`, `MD5`.
     pub fn name(self) -> &'static str {
         match self {
@@ -229,6 +238,19 @@ pub fn watch(rules: &Rules, method: &http::Method, response: HttpResponse) -> Ht
     let Some(stored) = (rules.stored)(headers) else {
         return response;
     };
+    // A value that is not a checksum of the algorithm (an S3-compatible server that returns a
+    // checksum of another kind under the name) cannot be compared: the read is not checked.
+    let well_formed = BASE64
+        .decode(&stored.base64)
+        .is_ok_and(|raw| raw.len() == stored.algorithm.len());
+    if !well_formed {
+        log::debug!(
+            "a {} checksum header that is not one ({} characters): the read is not checked",
+            stored.algorithm.name(),
+            stored.base64.len()
+        );
+        return response;
+    }
     let check = Arc::new(BodyCheck::new(stored));
     let (mut parts, body) = response.into_parts();
     parts.extensions.insert(check.clone());

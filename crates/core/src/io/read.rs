@@ -3,12 +3,15 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use super::{head_has_whole_seconds, info_from};
+use crate::cloud::integrity::{check_of, BodyCheck, Verdict};
+use crate::cloud::requests::RequestCounters;
 use crate::error::{Error, ErrorKind, Result};
 use crate::object::ObjectInfo;
 use crate::store::VendedStore;
@@ -22,6 +25,41 @@ pub struct ObjectBody {
     received: u64,
     /// The unread rest of a chunk cut by [`ObjectBody::next_chunk_max`].
     pending: Bytes,
+    /// The check of a whole-object body against the stored checksum, until its end.
+    check: Option<EndCheck>,
+}
+
+/// What a body checks when it ends (see [`crate::cloud::integrity`]).
+struct EndCheck {
+    check: Arc<BodyCheck>,
+    location: String,
+    counters: Arc<RequestCounters>,
+}
+
+impl EndCheck {
+    /// The verdict at the end of the body: a mismatch is an error, counted.
+    fn verify(self) -> Result<()> {
+        match self.check.verdict() {
+            Verdict::Matched => {
+                self.counters.checked(true);
+                Ok(())
+            }
+            Verdict::Mismatch {
+                algorithm,
+                expected,
+                actual,
+            } => {
+                self.counters.checked(false);
+                Err(Error::ChecksumMismatch {
+                    location: self.location,
+                    algorithm: algorithm.name(),
+                    expected,
+                    actual,
+                })
+            }
+            Verdict::Pending | Verdict::Incomplete => Ok(()),
+        }
+    }
 }
 
 impl fmt::Debug for ObjectBody {
@@ -53,6 +91,7 @@ impl ObjectBody {
             stream,
             received: 0,
             pending: Bytes::new(),
+            check: None,
         }
     }
 
@@ -63,6 +102,7 @@ impl ObjectBody {
             stream: futures::stream::empty().boxed(),
             received: 0,
             pending: Bytes::new(),
+            check: None,
         }
     }
 
@@ -109,7 +149,12 @@ impl ObjectBody {
             None if self.received < self.len() => {
                 Err(short_or_long(&self.info.path, self.len(), self.received))
             }
-            None => Ok(None),
+            None => {
+                if let Some(check) = self.check.take() {
+                    check.verify()?;
+                }
+                Ok(None)
+            }
         }
     }
 
@@ -356,6 +401,25 @@ impl VendedStore {
     /// from the answer's headers, before any byte is copied); otherwise as
     /// [`get_body`](Self::get_body).
     pub async fn get_into(&self, path: &str, buf: &mut [u8]) -> Result<u64> {
+        match self.get_into_once(path, buf).await {
+            Err(Error::ChecksumMismatch {
+                location,
+                algorithm,
+                expected,
+                actual,
+            }) => {
+                log::warn!(
+                    "GET {location}: checksum mismatch ({algorithm}): the service stores \
+                     {expected}, the bytes received have {actual}; reading it again"
+                );
+                self.get_into_once(path, buf).await
+            }
+            other => other,
+        }
+    }
+
+    /// [`get_into`](Self::get_into) without the second read after a checksum mismatch.
+    async fn get_into_once(&self, path: &str, buf: &mut [u8]) -> Result<u64> {
         let mut body = self.get_body(path).await?;
         if body.len() > buf.len() as u64 {
             return Err(Error::invalid_option(
@@ -368,6 +432,10 @@ impl VendedStore {
             ));
         }
         let n = body.read_into(buf).await?;
+        // Reach the end of the body, where its checksum is compared.
+        if body.next_chunk().await?.is_some() {
+            return Err(short_or_long(path, body.len(), body.received + 1));
+        }
         Ok(n as u64)
     }
 
@@ -378,12 +446,18 @@ impl VendedStore {
     fn body(&self, result: object_store::GetResult) -> ObjectBody {
         let range = result.range.clone();
         let info = info_from(&self.base, result.meta.clone(), self.whole_seconds());
+        let check = check_of(&result.extensions).map(|check| EndCheck {
+            check,
+            location: self.location_of(&result.meta.location),
+            counters: self.entry.counters.clone(),
+        });
         ObjectBody {
             info,
             range,
             stream: result.into_stream(),
             received: 0,
             pending: Bytes::new(),
+            check,
         }
     }
 }

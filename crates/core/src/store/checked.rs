@@ -56,7 +56,7 @@ impl VendedStore {
     }
 
     /// `scheme://bucket/path` of a full path, for messages.
-    fn location_of(&self, path: &Path) -> String {
+    pub(crate) fn location_of(&self, path: &Path) -> String {
         let root = match self.uri.find("://") {
             Some(i) => match self.uri[i + 3..].find('/') {
                 Some(j) => &self.uri[..i + 3 + j],

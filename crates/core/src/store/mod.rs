@@ -41,7 +41,7 @@ pub struct StoreEntry {
     /// not wrapped for auth retries: the writer retries its parts itself.
     pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
     pub(crate) refresher: Option<Arc<dyn RefresherHandle>>,
-    counters: Arc<RequestCounters>,
+    pub(crate) counters: Arc<RequestCounters>,
     handles: AtomicUsize,
     on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
 }

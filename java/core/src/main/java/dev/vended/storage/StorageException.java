@@ -51,7 +51,12 @@ public class StorageException extends java.io.IOException {
          */
         IO,
         /** The store or session was closed. */
-        CLOSED;
+        CLOSED,
+        /**
+         * The bytes received do not have the checksum the service stores for them ({@link
+         * ChecksumMismatchException}).
+         */
+        INTEGRITY;
 
         /**
          * The kind named {@code name} (as the native side spells it), or {@link #IO} for an

@@ -18,6 +18,10 @@ pub type SharedSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// How many times a whole-object read is made when its bytes do not have the stored checksum
+/// (the first read and one more), see [`Error::rereads_whole_object`].
+pub const WHOLE_READ_ATTEMPTS: usize = 2;
+
 /// Everything that can go wrong in vended-storage.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
@@ -88,8 +92,10 @@ pub enum Error {
     Closed(&'static str),
 
     /// A whole-object read received bytes whose checksum differs from the one the service
-    /// stores for the object, twice (the read is retried once). No byte of it was returned.
-    #[error("GET {location}: checksum mismatch ({algorithm}): the service stores {expected}, the bytes received have {actual} (read twice; something between the service and this process, or the service itself, altered the data; option 'checksums' turns checking off)")]
+    /// stores for the object. `get` and `get_into` read the object once more first
+    /// ([`WHOLE_READ_ATTEMPTS`]) and return no byte of a mismatched read; a body streamed to
+    /// its end fails at its end.
+    #[error("GET {location}: checksum mismatch ({algorithm}): the service stores {expected}, the bytes received have {actual}: something between the service and this process, or the service itself, altered them (option 'checksums' turns checking off)")]
     ChecksumMismatch {
         /// The object, e.g. `s3://bucket/path`.
         location: String,
@@ -232,6 +238,13 @@ impl Error {
             Error::ObjectStore(e) => object_store_kind(e),
             Error::UploadLeft { cause, .. } => cause.kind(),
         }
+    }
+
+    /// Whether a whole-object read that failed with this error is to be read once more before
+    /// the error is reported: a checksum mismatch on the first of
+    /// [`WHOLE_READ_ATTEMPTS`] reads (see [`crate::cloud::integrity`]).
+    pub fn rereads_whole_object(&self, attempt: usize) -> bool {
+        matches!(self, Error::ChecksumMismatch { .. }) && attempt < WHOLE_READ_ATTEMPTS
     }
 
     /// Whether trying the same call again later may succeed without any change: transient

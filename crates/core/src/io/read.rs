@@ -401,20 +401,15 @@ impl VendedStore {
     /// from the answer's headers, before any byte is copied); otherwise as
     /// [`get_body`](Self::get_body).
     pub async fn get_into(&self, path: &str, buf: &mut [u8]) -> Result<u64> {
-        match self.get_into_once(path, buf).await {
-            Err(Error::ChecksumMismatch {
-                location,
-                algorithm,
-                expected,
-                actual,
-            }) => {
-                log::warn!(
-                    "GET {location}: checksum mismatch ({algorithm}): the service stores \
-                     {expected}, the bytes received have {actual}; reading it again"
-                );
-                self.get_into_once(path, buf).await
+        let mut attempt = 1;
+        loop {
+            match self.get_into_once(path, buf).await {
+                Err(e) if e.rereads_whole_object(attempt) => {
+                    log::warn!("{e}; reading it again");
+                    attempt += 1;
+                }
+                done => return done,
             }
-            other => other,
         }
     }
 

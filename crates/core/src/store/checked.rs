@@ -14,7 +14,7 @@ impl VendedStore {
     /// The bytes of the object at `path` (full path), checked when the answer carried a
     /// stored checksum.
     pub(super) async fn get_checked(&self, path: &Path) -> Result<Bytes> {
-        let mut first_mismatch = true;
+        let mut attempt = 1;
         loop {
             let result = self.entry.store.get(path).await?;
             let check = check_of(&result.extensions);
@@ -29,22 +29,17 @@ impl VendedStore {
                     actual,
                 } => {
                     self.entry.counters.checked(false);
-                    let location = self.location_of(path);
-                    if first_mismatch {
-                        log::warn!(
-                            "GET {location}: checksum mismatch ({}): the service stores \
-                             {expected}, the bytes received have {actual}; reading it again",
-                            algorithm.name()
-                        );
-                        first_mismatch = false;
-                        continue;
-                    }
-                    return Err(Error::ChecksumMismatch {
-                        location,
+                    let e = Error::ChecksumMismatch {
+                        location: self.location_of(path),
                         algorithm: algorithm.name(),
                         expected,
                         actual,
-                    });
+                    };
+                    if !e.rereads_whole_object(attempt) {
+                        return Err(e);
+                    }
+                    log::warn!("{e}; reading it again");
+                    attempt += 1;
                 }
                 Verdict::Matched => {
                     self.entry.counters.checked(true);

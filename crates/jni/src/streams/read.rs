@@ -108,8 +108,15 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
         block_on(async {
-            let body = store.get_body(&path).await?;
-            new_array_from_body(env, body).await
+            // A checksum mismatch is read again as the core says (`rereads_whole_object`).
+            let mut attempt = 1;
+            loop {
+                let body = store.get_body(&path).await?;
+                match new_array_from_body(env, body).await {
+                    Err(BridgeError::Storage(e)) if e.rereads_whole_object(attempt) => attempt += 1,
+                    done => return done,
+                }
+            }
         })?
     })
     .resolve::<ThrowJava>()
@@ -161,17 +168,29 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getInto<'l>(
         let path = string_arg(env, &path, "path")?;
         let (off, len) = array_region(env, &buf, off, len)?;
         block_on(async {
-            let mut body = store.get_body(&path).await?;
-            let size = body.len();
-            if size > len as u64 {
-                return Err(too_small(size, len));
+            // A checksum mismatch is read again as the core says (`rereads_whole_object`).
+            let mut attempt = 1;
+            loop {
+                let mut body = store.get_body(&path).await?;
+                let size = body.len();
+                if size > len as u64 {
+                    return Err(too_small(size, len));
+                }
+                let mut filled = 0usize;
+                let read: BridgeResult<()> = async {
+                    while let Some(chunk) = body.next_chunk().await? {
+                        buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk))?;
+                        filled += chunk.len();
+                    }
+                    Ok(())
+                }
+                .await;
+                match read {
+                    Err(BridgeError::Storage(e)) if e.rereads_whole_object(attempt) => attempt += 1,
+                    Err(e) => return Err(e),
+                    Ok(()) => return Ok(size as jlong),
+                }
             }
-            let mut filled = 0usize;
-            while let Some(chunk) = body.next_chunk().await? {
-                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk))?;
-                filled += chunk.len();
-            }
-            Ok(size as jlong)
         })?
     })
     .resolve::<ThrowJava>()

@@ -92,6 +92,29 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_head<'l>(
     .resolve::<ThrowJava>()
 }
 
+/// `{algorithm, base64}` of the checksum the service stores for the object, or `null` when it
+/// returns none (`VendedStore::stored_checksum`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_storedChecksum<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        match block_on(store.stored_checksum(&path))?? {
+            Some(c) => string_array(
+                env,
+                [Some(c.algorithm.name().to_string()), Some(c.base64)].into_iter(),
+            ),
+            None => Ok(JObject::null()),
+        }
+    })
+    .resolve::<ThrowJava>()
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_vended_storage_NativeBridge_list<'l>(
     mut env: EnvUnowned<'l>,

@@ -117,6 +117,25 @@ pub struct Stored {
     pub base64: String,
 }
 
+impl Stored {
+    /// Whether the value is a checksum of the algorithm (base64 of its length): an
+    /// S3-compatible server may return a checksum of another kind under the name (moto 5.2.5
+    /// returns 4 bytes as `x-amz-checksum-crc64nvme`), which cannot be compared.
+    pub fn well_formed(&self) -> bool {
+        BASE64
+            .decode(&self.base64)
+            .is_ok_and(|raw| raw.len() == self.algorithm.len())
+    }
+
+    /// The checksum's bytes (big-endian for CRCs); `None` when not [`well_formed`](Self::well_formed).
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        BASE64
+            .decode(&self.base64)
+            .ok()
+            .filter(|raw| raw.len() == self.algorithm.len())
+    }
+}
+
 /// What the check of a whole-object read found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -224,7 +243,18 @@ pub struct Rules {
 /// Runs `rules` on a response: a whole-object `GET` answer with a stored checksum gets its
 /// body checked (see the module docs); any other response is returned as it is.
 pub fn watch(rules: &Rules, method: &http::Method, response: HttpResponse) -> HttpResponse {
-    if method != http::Method::GET || response.status() != http::StatusCode::OK {
+    if response.status() != http::StatusCode::OK {
+        return response;
+    }
+    if method == http::Method::HEAD {
+        // The stored checksum, for `VendedStore::stored_checksum` (no body to check).
+        let (mut parts, body) = response.into_parts();
+        if let Some(stored) = (rules.stored)(&parts.headers).filter(Stored::well_formed) {
+            parts.extensions.insert(stored);
+        }
+        return HttpResponse::from_parts(parts, body);
+    }
+    if method != http::Method::GET {
         return response;
     }
     let headers = response.headers();
@@ -238,12 +268,7 @@ pub fn watch(rules: &Rules, method: &http::Method, response: HttpResponse) -> Ht
     let Some(stored) = (rules.stored)(headers) else {
         return response;
     };
-    // A value that is not a checksum of the algorithm (an S3-compatible server that returns a
-    // checksum of another kind under the name) cannot be compared: the read is not checked.
-    let well_formed = BASE64
-        .decode(&stored.base64)
-        .is_ok_and(|raw| raw.len() == stored.algorithm.len());
-    if !well_formed {
+    if !stored.well_formed() {
         log::debug!(
             "a {} checksum header that is not one ({} characters): the read is not checked",
             stored.algorithm.name(),

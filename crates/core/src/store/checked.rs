@@ -4,10 +4,10 @@
 
 use bytes::Bytes;
 use object_store::path::Path;
-use object_store::ObjectStoreExt as _;
+use object_store::{GetOptions, ObjectStoreExt as _};
 
 use super::VendedStore;
-use crate::cloud::integrity::{check_of, Verdict};
+use crate::cloud::integrity::{check_of, Stored, Verdict};
 use crate::error::{Error, Result};
 
 impl VendedStore {
@@ -48,6 +48,24 @@ impl VendedStore {
                 Verdict::Pending | Verdict::Incomplete => return Ok(bytes),
             }
         }
+    }
+
+    /// The checksum the service stores for the object at `path` (one `HEAD`), when checksums
+    /// are on and the service returns a well-formed one (see [`crate::cloud::integrity`]): S3
+    /// CRC64NVME or full-object CRC32C, Azure MD5, GCS CRC32C. `None` otherwise. A full-object
+    /// checksum depends on the bytes only, not on how they were uploaded, so two copies of the
+    /// same bytes have the same one (what `distcp -checksum` compares).
+    ///
+    /// # Errors
+    /// As [`head`](Self::head).
+    pub async fn stored_checksum(&self, path: &str) -> Result<Option<Stored>> {
+        let p = self.path(path)?;
+        let options = GetOptions {
+            head: true,
+            ..GetOptions::default()
+        };
+        let result = self.entry.store.get_opts(&p, options).await?;
+        Ok(result.extensions.get::<Stored>().cloned())
     }
 
     /// `scheme://bucket/path` of a full path, for messages.

@@ -76,6 +76,9 @@ final class NativeBridge {
     /** Returns {@code {path, size, lastModifiedMillis, eTag|null, version|null}}. */
     static native String[] head(long handle, String path) throws StorageException;
 
+    /** Returns {@code {algorithm, base64}} of the stored checksum, or {@code null}. */
+    static native String[] storedChecksum(long handle, String path) throws StorageException;
+
     /** Returns 5 strings per object, laid out as {@link #head}; {@code prefix} may be null. */
     static native String[] list(long handle, String prefix) throws StorageException;
 

@@ -355,6 +355,24 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
     }
 
     /**
+     * The checksum the service stores for an object (one {@code HEAD}), with checksums on
+     * (storage option {@code checksums}, the default): S3 {@code CRC64NVME} (or a full-object
+     * {@code CRC32C}), Azure {@code MD5}, GCS {@code CRC32C}. A full-object checksum depends on the
+     * bytes only, not on how they were uploaded: two copies of the same bytes have equal ones.
+     *
+     * @param path the object's path relative to the store's prefix
+     * @return the stored checksum, or {@code null} when the service returns none (objects
+     *     written without one, composite checksums, checksums off)
+     * @throws ObjectNotFoundException if the object does not exist
+     * @throws StorageException for other failures, as {@link #head}
+     */
+    public StoredChecksum storedChecksum(String path) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        String[] v = call(h -> NativeBridge.storedChecksum(h, path));
+        return v == null ? null : new StoredChecksum(v[0], v[1]);
+    }
+
+    /**
      * Lists every object under a prefix, recursively.
      *
      * @param prefix a path prefix relative to the store's prefix, matched at {@code /} boundaries

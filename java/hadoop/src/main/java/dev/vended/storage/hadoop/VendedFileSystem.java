@@ -18,6 +18,7 @@ import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileAlreadyExistsException;
+import org.apache.hadoop.fs.FileChecksum;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
@@ -303,6 +304,27 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         statistics.incrementReadOps(1);
         ioStatistics.incrementCounter(StoreStatisticNames.OP_GET_FILE_STATUS);
         return listings.status(paths.resolve(f));
+    }
+
+    /**
+     * The full-object checksum the service stores for the file ({@link VendedFileChecksum}: equal
+     * for copies of the same bytes, whatever their upload), read with one {@code HEAD}.
+     *
+     * @return the checksum, or {@code null} for a directory, a file the service stores no
+     *     checksum for, or with storage option {@code checksums=false}
+     * @throws java.io.FileNotFoundException when nothing is stored at the path
+     */
+    @Override
+    public FileChecksum getFileChecksum(Path f) throws IOException {
+        statistics.incrementReadOps(1);
+        try {
+            return VendedFileChecksum.of(paths, paths.resolve(f));
+        } catch (java.io.FileNotFoundException e) {
+            if (getFileStatus(f).isDirectory()) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     @Override

@@ -71,6 +71,33 @@ impl BlockingObjectReader {
         if_match: Option<&str>,
         background: Handle,
     ) -> Result<Self> {
+        Self::start(background, store.read_range(path, range, if_match))
+    }
+
+    /// [`open`](Self::open) for the bytes of an object of known `size` from `start` to its
+    /// end ([`VendedStore::read_to_end`]): from 0, one GET of the whole object, whose bytes are
+    /// compared with the stored checksum when the last one is read.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    ///
+    /// # Panics
+    /// As [`open`](Self::open).
+    pub fn open_to_end(
+        store: &VendedStore,
+        path: &str,
+        start: u64,
+        size: u64,
+        if_match: Option<&str>,
+        background: Handle,
+    ) -> Result<Self> {
+        Self::start(background, store.read_to_end(path, start, size, if_match))
+    }
+
+    fn start(
+        background: Handle,
+        get: impl std::future::Future<Output = Result<ObjectBody>>,
+    ) -> Result<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -81,11 +108,8 @@ impl BlockingObjectReader {
                 }))
             })?;
         let wait_millis = Arc::new(AtomicU64::new(0));
-        let body = runtime.block_on(driven::scoped(
-            background.clone(),
-            wait_millis.clone(),
-            store.read_range(path, range, if_match),
-        ))?;
+        let body =
+            runtime.block_on(driven::scoped(background.clone(), wait_millis.clone(), get))?;
         if wait_millis.load(Ordering::Relaxed) == 0 {
             // Stores without an HTTP client (memory, files) report nothing.
             wait_millis.store(u64::MAX, Ordering::Relaxed);
@@ -169,6 +193,8 @@ impl BlockingObjectReader {
                     put(filled, &chunk)?;
                     filled += chunk.len();
                 }
+                // At the last byte: the end of the body, where its checksum is compared.
+                body.finish_if_complete().await?;
                 Ok(filled)
             },
         );

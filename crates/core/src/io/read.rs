@@ -158,6 +158,23 @@ impl ObjectBody {
         }
     }
 
+    /// When every byte of a checked body has been received (none pending), polls it once more
+    /// to its end, where the bytes are compared with the stored checksum (see
+    /// [`crate::cloud::integrity`]): a reader that stops at the last byte still gets the
+    /// verdict. Nothing happens for a body that is not checked or not complete.
+    ///
+    /// # Errors
+    /// [`Error::ChecksumMismatch`] (kind `Integrity`); as [`next_chunk`](Self::next_chunk).
+    pub async fn finish_if_complete(&mut self) -> Result<()> {
+        if self.check.is_none() || !self.pending.is_empty() || self.received < self.len() {
+            return Ok(());
+        }
+        match self.next_chunk().await? {
+            None => Ok(()),
+            Some(_) => Err(short_or_long(&self.info.path, self.len(), self.received)),
+        }
+    }
+
     /// The next bytes of the body, at most `max` of them (`max` 0 is taken as 1): the rest of
     /// a longer chunk is kept and comes first on the next call. `None` at the end of the body.
     /// For a caller that reads a long body incrementally into buffers of its own size.
@@ -190,6 +207,7 @@ impl ObjectBody {
             buf[filled..filled + n].copy_from_slice(&chunk);
             filled += n;
         }
+        self.finish_if_complete().await?;
         Ok(filled)
     }
 }
@@ -346,6 +364,39 @@ impl VendedStore {
             return Ok(ObjectBody::empty(info, size));
         }
         Err(e)
+    }
+
+    /// The bytes of an object of known `size` from `start` to its end: from 0, one GET of the
+    /// whole object (no `Range`), whose bytes are checked against the stored checksum when the
+    /// body ends (see [`crate::cloud::integrity`]); from elsewhere, [`read_range`](Self::read_range)
+    /// of `start..size`. For a stream that reads an object front to back.
+    ///
+    /// # Errors
+    /// As [`read_range`](Self::read_range); [`Error::ChecksumMismatch`] at the end of the body.
+    pub async fn read_to_end(
+        &self,
+        path: &str,
+        start: u64,
+        size: u64,
+        if_match: Option<&str>,
+    ) -> Result<ObjectBody> {
+        if start != 0 || size == 0 {
+            return self
+                .read_range(path, start..size.max(start + 1), if_match)
+                .await;
+        }
+        let p = self.path(path)?;
+        let options = GetOptions {
+            if_match: if_match.map(str::to_string),
+            ..Default::default()
+        };
+        let result = self.entry.store.get_opts(&p, options).await?;
+        if let Some(expected) = if_match {
+            if result.meta.e_tag.as_deref() != Some(expected) {
+                return Err(changed(&p, expected));
+            }
+        }
+        Ok(self.body(result))
     }
 
     /// Reads up to `buf.len()` bytes of an object starting at byte `offset` into `buf` (one

@@ -285,8 +285,15 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readerOpen<'l>(
         }
         let if_match = optional_string(env, &if_match)?;
         let background = runtime::runtime()?.handle().clone();
-        let reader =
-            BlockingObjectReader::open(&store, &path, start..end, if_match.as_deref(), background)?;
+        // `end` is the length the stream was opened with: the object's size.
+        let reader = BlockingObjectReader::open_to_end(
+            &store,
+            &path,
+            start,
+            end,
+            if_match.as_deref(),
+            background,
+        )?;
         Ok(READERS.insert(Arc::new(Mutex::new(reader))))
     })
     .resolve::<ThrowJava>()

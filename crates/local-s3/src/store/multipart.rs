@@ -105,6 +105,10 @@ impl Store {
         let dir = upload_dir(&self.index.bucket_dir(&input.bucket), &input.upload_id);
         let file = dir.join(format!("{}.{}", input.part_number, random_name()));
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
+        let body = self
+            .state
+            .faults()
+            .request_body(&input.bucket, &input.key, body);
         let written = body::write(body, &file, &mut checksums).await?;
         let verified = verify(
             checksums.finalize(),

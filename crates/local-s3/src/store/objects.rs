@@ -123,6 +123,10 @@ impl Store {
         let body = input.body.unwrap_or_else(|| {
             StreamingBlob::wrap(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>())
         });
+        let body = self
+            .state
+            .faults()
+            .request_body(&input.bucket, &input.key, body);
         let written = body::write(body, &bucket_dir.join(&file), &mut checksums).await?;
         let manifest = Manifest {
             key: input.key.clone(),
@@ -202,6 +206,10 @@ impl Store {
         let whole = content_range.is_none() && input.part_number.is_none();
         let (c, checksum_type) = returned_checksums(m, input.checksum_mode.as_ref(), whole);
         let body = body::read(object.clone(), start, length);
+        let body = self
+            .state
+            .faults()
+            .response_body(&input.bucket, &input.key, body, length);
         let output = GetObjectOutput {
             content_length: Some(i64::try_from(length).unwrap_or(i64::MAX)),
             content_range,

@@ -8,6 +8,7 @@ mod access;
 mod binary;
 mod checksums;
 mod conditional;
+mod flips;
 mod keys;
 mod multipart;
 mod multipart_checksums;

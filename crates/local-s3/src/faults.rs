@@ -6,8 +6,9 @@
 //! headers (the stored checksum among them) are unchanged, so the client must notice.
 //!
 //! The flipped bit is the lowest bit (`^ 0x01`) of the byte at the armed offset (default: the
-//! middle byte of the body, `len / 2`). A flip stays armed until a body of that key is long
-//! enough to hold its offset (an empty body or a HEAD does not use it), then it is used once.
+//! middle byte of the body, `len / 2`; the first byte of a request body whose length is not
+//! known in advance). A flip stays armed until a body of that key is long enough to hold its
+//! offset (an empty body or a HEAD does not use it), then it is used once.
 
 use std::collections::HashMap;
 use std::pin::Pin;

@@ -10,6 +10,8 @@
 //! | `GET /_admin/stats` | 200 `{"AKID":{"accepted":..,"rejected":..,"expired":..,"invalid_key":..,"bad_token":..,"denied":..}}` |
 //! | `GET /_admin/uploads[?bucket=NAME]` | 200 `[{"bucket","key","upload_id","parts","initiated_millis"}]` |
 //! | `GET /_admin/requests` | 200 `[{"access_key_id","method","bucket","key","accepted","reason","status","user_agent"}]` |
+//! | `POST /_admin/flip?key=bucket/key&where=request\|response[&offset=N]` | 204 (one bit flip armed, see [`crate::faults`]) |
+//! | `GET /_admin/flips` | 200 `{"request":N,"response":N,"armed":N}` |
 //!
 //! Errors are `{"error":"message"}` with 400 (bad input), 404 (unknown path) or 405.
 
@@ -22,6 +24,7 @@ use s3s::Body;
 use serde_json::{json, Map, Value};
 
 use crate::auth::query_param;
+use crate::faults::FlipSide;
 use crate::state::{Scope, State};
 use crate::types::{KeyStats, RequestRecord};
 
@@ -127,6 +130,42 @@ fn revoke(state: &State, uri: &Uri) -> Response<Body> {
     }
 }
 
+/// Arms a bit flip: `key=bucket/key` (required), `where=request|response` (required),
+/// `offset=N` (byte offset in the body; default the middle byte).
+fn flip(state: &State, uri: &Uri) -> Response<Body> {
+    let target = query_param(uri, "key").unwrap_or_default();
+    let Some((bucket, key)) = target
+        .split_once('/')
+        .filter(|(b, k)| crate::state::is_valid_bucket_name(b) && !k.is_empty())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("key must be bucket/key with a valid bucket name and a key, got {target:?}"),
+        );
+    };
+    let side_text = query_param(uri, "where").unwrap_or_default();
+    let Some(side) = FlipSide::parse(&side_text) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("where must be request or response, got {side_text:?}"),
+        );
+    };
+    let offset = match query_param(uri, "offset") {
+        None => None,
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("offset must be a whole number of bytes, got {text:?}"),
+                )
+            }
+        },
+    };
+    state.faults().arm(side, bucket, key, offset);
+    no_content()
+}
+
 /// Serves one admin request; never panics on bad input.
 pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response<Body> {
     let path = uri
@@ -136,8 +175,8 @@ pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response
         .trim_end_matches('/');
     let (route, rest) = path.split_once('/').unwrap_or((path, ""));
     let expected = match route {
-        "health" | "stats" | "requests" | "uploads" => Method::GET,
-        "buckets" | "credentials" | "revoke" => Method::POST,
+        "health" | "stats" | "requests" | "uploads" | "flips" => Method::GET,
+        "buckets" | "credentials" | "revoke" | "flip" => Method::POST,
         _ => {
             return error(
                 StatusCode::NOT_FOUND,
@@ -171,6 +210,14 @@ pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response
         },
         "credentials" => issue(state, uri),
         "revoke" => revoke(state, uri),
+        "flip" => flip(state, uri),
+        "flips" => {
+            let c = state.faults().counts();
+            json_response(
+                StatusCode::OK,
+                &json!({ "request": c.request, "response": c.response, "armed": c.armed }),
+            )
+        }
         "uploads" => {
             let bucket = query_param(uri, "bucket").filter(|b| !b.is_empty());
             let uploads: Vec<Value> = state

@@ -3,6 +3,7 @@
 
 mod admin;
 mod auth;
+mod faults;
 mod permissions;
 mod server;
 mod state;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use faults::{FlipCounts, FlipSide};
 pub use types::{
     IncompleteUpload, KeyStats, Permissions, RequestRecord, TemporaryCredentials, REASON_BAD_TOKEN,
     REASON_DENIED, REASON_EXPIRED, REASON_INVALID_KEY,
@@ -298,6 +300,38 @@ impl LocalS3 {
     /// `ListMultipartUploads`.
     pub fn incomplete_uploads(&self, bucket: Option<&str>) -> Vec<IncompleteUpload> {
         self.state.uploads().list(bucket)
+    }
+
+    /// Arms one bit flip in the next PutObject or UploadPart body received for
+    /// `bucket`/`key`: the lowest bit of its middle byte (`len / 2`) is flipped after the body
+    /// was received and before its checksums are computed, so a client that sent a checksum
+    /// gets 400 `BadDigest` and nothing is stored. One-shot; counted in
+    /// [`LocalS3::flips`]`.request`. Also `POST /_admin/flip?key=bucket/key&where=request`.
+    pub fn flip_next_request(&self, bucket: &str, key: &str) {
+        self.arm_flip(FlipSide::Request, bucket, key, None);
+    }
+
+    /// Arms one bit flip in the body the next GetObject of `bucket`/`key` sends: the lowest
+    /// bit of its middle byte; the headers, the stored checksums among them, are unchanged,
+    /// so only the client's own check can notice. One-shot; counted in
+    /// [`LocalS3::flips`]`.response`. Also `POST /_admin/flip?key=bucket/key&where=response`.
+    pub fn flip_next_response(&self, bucket: &str, key: &str) {
+        self.arm_flip(FlipSide::Response, bucket, key, None);
+    }
+
+    /// Arms one bit flip of `side` for `bucket`/`key` at byte `offset` of the body (`None`:
+    /// the middle byte, `len / 2`; for a ranged GET, of the bytes sent). The flip waits for a
+    /// body of that key long enough to hold the offset (an empty body, a HEAD or another key
+    /// leaves it armed), is used once, and replaces a flip armed earlier for the same side
+    /// and key.
+    pub fn arm_flip(&self, side: FlipSide, bucket: &str, key: &str, offset: Option<u64>) {
+        self.state.faults().arm(side, bucket, key, offset);
+    }
+
+    /// How many bodies had a bit flipped so far, by side, and how many flips are still armed.
+    /// Also `GET /_admin/flips`.
+    pub fn flips(&self) -> FlipCounts {
+        self.state.faults().counts()
     }
 
     /// `object_store` storage options for these credentials against this endpoint:

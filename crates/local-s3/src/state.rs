@@ -108,6 +108,8 @@ pub(crate) struct State {
     clock_offset_millis: std::sync::atomic::AtomicI64,
     /// Multipart uploads in progress.
     uploads: crate::store::Uploads,
+    /// Armed bit flips and their counters.
+    faults: crate::faults::Faults,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -144,7 +146,13 @@ impl State {
             bulk_delete_bucket_level: std::sync::atomic::AtomicBool::new(false),
             clock_offset_millis: std::sync::atomic::AtomicI64::new(0),
             uploads: crate::store::Uploads::default(),
+            faults: crate::faults::Faults::default(),
         }
+    }
+
+    /// Armed bit flips (see [`crate::faults`]).
+    pub fn faults(&self) -> &crate::faults::Faults {
+        &self.faults
     }
 
     /// Multipart uploads started and neither completed nor aborted.

@@ -58,6 +58,7 @@ mod io_memory;
 mod io_s3;
 mod no_secrets;
 mod pending_commit;
+mod proxy_flips;
 mod read_only_credentials;
 mod refresh_e2e;
 mod table_opens;

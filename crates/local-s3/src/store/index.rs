@@ -71,6 +71,10 @@ pub(crate) struct Manifest {
     pub attrs: Attrs,
     #[serde(default)]
     pub checksums: Checksums,
+    /// How `checksums` cover the object (`None`: no checksum, or a manifest written before
+    /// types were kept, which holds single-PUT checksums: FULL_OBJECT).
+    #[serde(default)]
+    pub checksum_type: Option<super::checksum::Kind>,
     pub segments: Vec<Segment>,
 }
 

@@ -3,10 +3,12 @@
 //! completed without copying ([`multipart`]), listings from the index ([`list`]).
 
 mod body;
+mod checksum;
 mod index;
 mod list;
 mod multipart;
 mod objects;
+mod part_checksum;
 mod uploads;
 
 use std::sync::Arc;

@@ -8,8 +8,10 @@ use s3s::crypto::{Checksum as _, Md5};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
+use super::checksum::{hasher, offered, upload_checksum, verify, Kind};
 use super::index::{check_key, hex, random_name, Attrs, Checksums, Manifest, Object, Segment};
 use super::objects::{link_segments, write_condition};
+use super::part_checksum::{check_listed_part, check_part_offer, complete_checksum};
 use super::uploads::{no_such_upload, upload_dir, Part, Upload};
 use super::{body, timestamp, Store};
 use crate::state::now_millis;
@@ -44,6 +46,10 @@ impl Store {
         let input = req.input;
         check_key(&input.key)?;
         self.index.with_bucket(&input.bucket, |_| ())?;
+        let checksum = upload_checksum(
+            input.checksum_algorithm.as_ref(),
+            input.checksum_type.as_ref(),
+        )?;
         let id = random_name();
         self.state.uploads().start(
             &id,
@@ -60,6 +66,7 @@ impl Store {
                     website_redirect_location: input.website_redirect_location,
                     metadata: input.metadata,
                 },
+                checksum,
                 parts: Default::default(),
             },
         );
@@ -67,6 +74,8 @@ impl Store {
             bucket: Some(input.bucket),
             key: Some(input.key),
             upload_id: Some(id),
+            checksum_algorithm: checksum.map(|(a, _)| a.dto()),
+            checksum_type: checksum.map(|(_, k)| k.dto()),
             ..Default::default()
         }))
     }
@@ -78,26 +87,43 @@ impl Store {
         let input = req.input;
         check_upload_id(&input.upload_id)?;
         check_part_number(input.part_number)?;
-        self.state
+        let upload = self
+            .state
             .uploads()
             .get(&input.bucket, &input.key, &input.upload_id)?;
+        let given = Checksums {
+            crc32: input.checksum_crc32,
+            crc32c: input.checksum_crc32c,
+            sha1: input.checksum_sha1,
+            sha256: input.checksum_sha256,
+            crc64nvme: input.checksum_crc64nvme,
+        };
+        let algorithm = input.checksum_algorithm.as_ref();
+        check_part_offer(upload.checksum, &offered(algorithm, &given)?)?;
+        let declared = upload.checksum.map(|(a, _)| a);
+        let mut checksums = hasher(algorithm, &given, declared)?;
         let dir = upload_dir(&self.index.bucket_dir(&input.bucket), &input.upload_id);
         let file = dir.join(format!("{}.{}", input.part_number, random_name()));
-        let mut checksums = s3s::checksum::ChecksumHasher::default();
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
+        let body = self
+            .state
+            .faults()
+            .request_body(&input.bucket, &input.key, body);
         let written = body::write(body, &file, &mut checksums).await?;
-        if let Some(expected) = input.content_md5.as_deref() {
-            if let Err(e) = super::objects::verify(
-                checksums.finalize(),
-                Checksums::default(),
-                None,
-                Some(expected),
-                &written.md5,
-            ) {
+        let verified = verify(
+            checksums.finalize(),
+            given,
+            req.trailing_headers,
+            input.content_md5.as_deref(),
+            &written.md5,
+        );
+        let (computed, given) = match verified {
+            Ok(v) => v,
+            Err(e) => {
                 let _ = std::fs::remove_file(&file);
                 return Err(e);
             }
-        }
+        };
         self.state.uploads().add_part(
             &input.upload_id,
             input.part_number,
@@ -106,10 +132,17 @@ impl Store {
                 size: written.size,
                 md5: written.md5,
                 last_modified_millis: now_millis(),
+                checksums: computed,
             },
         )?;
+        // As on S3: the checksums the request gave (header or trailer) are echoed.
         Ok(S3Response::new(UploadPartOutput {
             e_tag: Some(ETag::Strong(hex(&written.md5))),
+            checksum_crc32: given.crc32,
+            checksum_crc32c: given.crc32c,
+            checksum_sha1: given.sha1,
+            checksum_sha256: given.sha256,
+            checksum_crc64nvme: given.crc64nvme,
             ..Default::default()
         }))
     }
@@ -121,7 +154,8 @@ impl Store {
         let input = req.input;
         check_upload_id(&input.upload_id)?;
         check_part_number(input.part_number)?;
-        self.state
+        let upload = self
+            .state
             .uploads()
             .get(&input.bucket, &input.key, &input.upload_id)?;
         let source = self.copy_source(&input.copy_source)?;
@@ -142,8 +176,18 @@ impl Store {
         };
         let dir = upload_dir(&self.index.bucket_dir(&input.bucket), &input.upload_id);
         let file = dir.join(format!("{}.{}", input.part_number, random_name()));
-        let mut checksums = s3s::checksum::ChecksumHasher::default();
+        // The upload's checksum of the copied bytes is computed here (and answered).
+        let declared = upload.checksum.map(|(a, _)| a);
+        let mut checksums = hasher(None, &Checksums::default(), declared)?;
         let written = body::write(body::read(source, start, length), &file, &mut checksums).await?;
+        let c = verify(
+            checksums.finalize(),
+            Checksums::default(),
+            None,
+            None,
+            &written.md5,
+        )?
+        .0;
         self.state.uploads().add_part(
             &input.upload_id,
             input.part_number,
@@ -152,13 +196,18 @@ impl Store {
                 size: written.size,
                 md5: written.md5,
                 last_modified_millis: now_millis(),
+                checksums: c.clone(),
             },
         )?;
         Ok(S3Response::new(UploadPartCopyOutput {
             copy_part_result: Some(CopyPartResult {
                 e_tag: Some(ETag::Strong(hex(&written.md5))),
                 last_modified: Some(timestamp(now_millis())),
-                ..Default::default()
+                checksum_crc32: c.crc32,
+                checksum_crc32c: c.crc32c,
+                checksum_sha1: c.sha1,
+                checksum_sha256: c.sha256,
+                checksum_crc64nvme: c.crc64nvme,
             }),
             ..Default::default()
         }))
@@ -182,12 +231,21 @@ impl Store {
                 truncated = true;
                 break;
             }
+            // The upload's checksum of each part, as on S3.
+            let c = match upload.checksum {
+                Some((a, _)) => p.checksums.only(a),
+                None => Checksums::default(),
+            };
             parts.push(s3s::dto::Part {
                 part_number: Some(*n),
                 size: Some(i64::try_from(p.size).unwrap_or(i64::MAX)),
                 e_tag: Some(ETag::Strong(hex(&p.md5))),
                 last_modified: Some(timestamp(p.last_modified_millis)),
-                ..Default::default()
+                checksum_crc32: c.crc32,
+                checksum_crc32c: c.crc32c,
+                checksum_sha1: c.sha1,
+                checksum_sha256: c.sha256,
+                checksum_crc64nvme: c.crc64nvme,
             });
         }
         let next = parts
@@ -203,6 +261,8 @@ impl Store {
             max_parts: Some(i32::try_from(max).unwrap_or(1000)),
             is_truncated: Some(truncated),
             parts: Some(parts),
+            checksum_algorithm: upload.checksum.map(|(a, _)| a.dto()),
+            checksum_type: upload.checksum.map(|(_, k)| k.dto()),
             ..Default::default()
         }))
     }
@@ -239,11 +299,25 @@ impl Store {
                 .get(&n)
                 .filter(|part| p.e_tag.as_ref().is_none_or(|e| e.value() == hex(&part.md5)));
             let part = part.ok_or_else(|| s3_error!(InvalidPart, "One or more of the specified parts could not be found or its ETag did not match: part {n}"))?;
+            check_listed_part(upload.checksum, n, p, &part.checksums)?;
             if i + 1 < listed.len() && part.size < MIN_PART {
                 return Err(s3_error!(EntityTooSmall, "Your proposed upload is smaller than the minimum allowed object size: part {n} has {} bytes", part.size));
             }
             chosen.push(part);
         }
+        let given = Checksums {
+            crc32: input.checksum_crc32,
+            crc32c: input.checksum_crc32c,
+            sha1: input.checksum_sha1,
+            sha256: input.checksum_sha256,
+            crc64nvme: input.checksum_crc64nvme,
+        };
+        let (checksums, checksum_type) = complete_checksum(
+            upload.checksum,
+            &chosen,
+            &given,
+            input.checksum_type.as_ref(),
+        )?;
         let bucket_dir = self.index.bucket_dir(&input.bucket);
         let dir = upload_dir(&bucket_dir, &input.upload_id);
         let parts: Vec<Segment> = chosen
@@ -270,7 +344,8 @@ impl Store {
             etag: format!("{}-{}", hex(&etag.finalize()), chosen.len()),
             last_modified_millis: now_millis(),
             attrs: upload.attrs.clone(),
-            checksums: Checksums::default(),
+            checksums,
+            checksum_type,
             segments,
         };
         let object = Arc::new(Object::new(&bucket_dir, manifest));
@@ -279,10 +354,17 @@ impl Store {
         self.state.uploads().finish(&input.upload_id);
         let _ = std::fs::remove_dir_all(dir);
         let (bucket, key, etag) = (input.bucket, input.key, object.manifest.etag.clone());
+        let c = object.manifest.checksums.clone();
         Ok(S3Response::new(CompleteMultipartUploadOutput {
             bucket: Some(bucket),
             key: Some(key),
             e_tag: Some(ETag::Strong(etag)),
+            checksum_crc32: c.crc32,
+            checksum_crc32c: c.crc32c,
+            checksum_sha1: c.sha1,
+            checksum_sha256: c.sha256,
+            checksum_crc64nvme: c.crc64nvme,
+            checksum_type: object.manifest.checksum_type.map(Kind::dto),
             ..Default::default()
         }))
     }

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use s3s::checksum::ChecksumHasher;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
+use super::checksum::{hasher, verify, Kind};
 use super::index::{
     check_key, etag_matches, hex, random_name, Attrs, Checksums, Condition, Manifest, Object,
     Segment, DATA,
@@ -32,107 +32,6 @@ pub(crate) fn write_condition(
         if_none_match,
         if_match,
     })
-}
-
-/// A hasher for the checksums a PUT or part asks for (header value or algorithm).
-pub(crate) fn hasher(
-    algorithm: Option<&ChecksumAlgorithm>,
-    given: &Checksums,
-) -> S3Result<ChecksumHasher> {
-    let mut h = ChecksumHasher::default();
-    let name = algorithm.map(ChecksumAlgorithm::as_str);
-    if given.crc32.is_some() || name == Some(ChecksumAlgorithm::CRC32) {
-        h.crc32 = Some(Default::default());
-    }
-    if given.crc32c.is_some() || name == Some(ChecksumAlgorithm::CRC32C) {
-        h.crc32c = Some(Default::default());
-    }
-    if given.sha1.is_some() || name == Some(ChecksumAlgorithm::SHA1) {
-        h.sha1 = Some(Default::default());
-    }
-    if given.sha256.is_some() || name == Some(ChecksumAlgorithm::SHA256) {
-        h.sha256 = Some(Default::default());
-    }
-    if given.crc64nvme.is_some() || name == Some(ChecksumAlgorithm::CRC64NVME) {
-        h.crc64nvme = Some(Default::default());
-    }
-    Ok(h)
-}
-
-/// Compares computed checksums with the given ones (headers, or trailers of a chunked body):
-/// `BadDigest` on a mismatch.
-pub(crate) fn verify(
-    computed: s3s::dto::Checksum,
-    mut given: Checksums,
-    trailers: Option<s3s::TrailingHeaders>,
-    content_md5: Option<&str>,
-    md5: &[u8; 16],
-) -> S3Result<Checksums> {
-    if let Some(trailers) = trailers.and_then(|t| t.take()) {
-        let get = |name: &str| {
-            trailers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        given.crc32 = given.crc32.or(get("x-amz-checksum-crc32"));
-        given.crc32c = given.crc32c.or(get("x-amz-checksum-crc32c"));
-        given.sha1 = given.sha1.or(get("x-amz-checksum-sha1"));
-        given.sha256 = given.sha256.or(get("x-amz-checksum-sha256"));
-        given.crc64nvme = given.crc64nvme.or(get("x-amz-checksum-crc64nvme"));
-    }
-    let pairs = [
-        ("crc32", &given.crc32, &computed.checksum_crc32),
-        ("crc32c", &given.crc32c, &computed.checksum_crc32c),
-        ("sha1", &given.sha1, &computed.checksum_sha1),
-        ("sha256", &given.sha256, &computed.checksum_sha256),
-        ("crc64nvme", &given.crc64nvme, &computed.checksum_crc64nvme),
-    ];
-    for (name, given, computed) in pairs {
-        if given.is_some() && given != computed {
-            return Err(s3_error!(
-                BadDigest,
-                "The {name} checksum you specified did not match the calculated checksum"
-            ));
-        }
-    }
-    if let Some(expected) = content_md5 {
-        let actual = base64_md5(md5);
-        if expected.trim() != actual {
-            return Err(s3_error!(
-                BadDigest,
-                "The Content-MD5 you specified did not match what we received."
-            ));
-        }
-    }
-    Ok(Checksums {
-        crc32: computed.checksum_crc32,
-        crc32c: computed.checksum_crc32c,
-        sha1: computed.checksum_sha1,
-        sha256: computed.checksum_sha256,
-        crc64nvme: computed.checksum_crc64nvme,
-    })
-}
-
-fn base64_md5(md5: &[u8; 16]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in md5.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Whether GET/HEAD preconditions hold: 412 for If-Match / If-Unmodified-Since, 304 for
@@ -169,6 +68,23 @@ fn read_preconditions(
     Ok(())
 }
 
+/// The stored checksums (and their type) a GET or HEAD answers with: as on S3, only when the
+/// request asks with `x-amz-checksum-mode: ENABLED`, and only for the whole object (none for a
+/// Range or a partNumber).
+fn returned_checksums(
+    m: &Manifest,
+    mode: Option<&ChecksumMode>,
+    whole: bool,
+) -> (Checksums, Option<ChecksumType>) {
+    let enabled = mode.is_some_and(|m| m.as_str().eq_ignore_ascii_case(ChecksumMode::ENABLED));
+    if !enabled || !whole || m.checksums.is_empty() {
+        return (Checksums::default(), None);
+    }
+    // Manifests written before checksum types were kept hold single-PUT checksums only.
+    let kind = m.checksum_type.unwrap_or(Kind::FullObject);
+    (m.checksums.clone(), Some(kind.dto()))
+}
+
 fn no_such_key() -> s3s::S3Error {
     s3_error!(NoSuchKey, "The specified key does not exist.")
 }
@@ -202,11 +118,15 @@ impl Store {
             sha256: input.checksum_sha256,
             crc64nvme: input.checksum_crc64nvme,
         };
-        let mut checksums = hasher(input.checksum_algorithm.as_ref(), &given)?;
+        let mut checksums = hasher(input.checksum_algorithm.as_ref(), &given, None)?;
         let file = format!("{DATA}/{}", random_name());
         let body = input.body.unwrap_or_else(|| {
             StreamingBlob::wrap(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>())
         });
+        let body = self
+            .state
+            .faults()
+            .request_body(&input.bucket, &input.key, body);
         let written = body::write(body, &bucket_dir.join(&file), &mut checksums).await?;
         let manifest = Manifest {
             key: input.key.clone(),
@@ -223,6 +143,7 @@ impl Store {
                 metadata: input.metadata,
             },
             checksums: Checksums::default(),
+            checksum_type: None,
             segments: vec![Segment {
                 file,
                 size: written.size,
@@ -236,7 +157,11 @@ impl Store {
             req.trailing_headers,
             input.content_md5.as_deref(),
             &written.md5,
-        )?;
+        )?
+        .0;
+        if !object.manifest.checksums.is_empty() {
+            object.manifest.checksum_type = Some(Kind::FullObject);
+        }
         let object = Arc::new(object);
         self.index
             .commit(&input.bucket, &input.key, &condition, Some(object.clone()))?;
@@ -248,6 +173,7 @@ impl Store {
             checksum_sha1: c.sha1.clone(),
             checksum_sha256: c.sha256.clone(),
             checksum_crc64nvme: c.crc64nvme.clone(),
+            checksum_type: object.manifest.checksum_type.map(Kind::dto),
             ..Default::default()
         }))
     }
@@ -277,8 +203,13 @@ impl Store {
                 (r.start, r.end - r.start, Some(range_text))
             }
         };
-        let whole = content_range.is_none();
-        let c = m.checksums.clone();
+        let whole = content_range.is_none() && input.part_number.is_none();
+        let (c, checksum_type) = returned_checksums(m, input.checksum_mode.as_ref(), whole);
+        let body = body::read(object.clone(), start, length);
+        let body = self
+            .state
+            .faults()
+            .response_body(&input.bucket, &input.key, body, length);
         let output = GetObjectOutput {
             content_length: Some(i64::try_from(length).unwrap_or(i64::MAX)),
             content_range,
@@ -292,12 +223,13 @@ impl Store {
             cache_control: m.attrs.cache_control.clone(),
             website_redirect_location: m.attrs.website_redirect_location.clone(),
             metadata: m.attrs.metadata.clone(),
-            checksum_crc32: c.crc32.filter(|_| whole),
-            checksum_crc32c: c.crc32c.filter(|_| whole),
-            checksum_sha1: c.sha1.filter(|_| whole),
-            checksum_sha256: c.sha256.filter(|_| whole),
-            checksum_crc64nvme: c.crc64nvme.filter(|_| whole),
-            body: Some(body::read(object.clone(), start, length)),
+            checksum_crc32: c.crc32,
+            checksum_crc32c: c.crc32c,
+            checksum_sha1: c.sha1,
+            checksum_sha256: c.sha256,
+            checksum_crc64nvme: c.crc64nvme,
+            checksum_type,
+            body: Some(body),
             ..Default::default()
         };
         Ok(S3Response::new(output))
@@ -320,7 +252,8 @@ impl Store {
             input.if_modified_since.as_ref(),
             input.if_unmodified_since.as_ref(),
         )?;
-        let c = m.checksums.clone();
+        let whole = input.range.is_none() && input.part_number.is_none();
+        let (c, checksum_type) = returned_checksums(m, input.checksum_mode.as_ref(), whole);
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(i64::try_from(m.size).unwrap_or(i64::MAX)),
             accept_ranges: Some("bytes".to_owned()),
@@ -338,6 +271,7 @@ impl Store {
             checksum_sha1: c.sha1,
             checksum_sha256: c.sha256,
             checksum_crc64nvme: c.crc64nvme,
+            checksum_type,
             ..Default::default()
         }))
     }

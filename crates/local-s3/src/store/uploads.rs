@@ -8,7 +8,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use s3s::{s3_error, S3Result};
 
-use super::index::{Attrs, UPLOADS};
+use super::checksum::{Algorithm, Kind};
+use super::index::{Attrs, Checksums, UPLOADS};
 use crate::types::IncompleteUpload;
 
 /// One stored part.
@@ -18,6 +19,9 @@ pub(crate) struct Part {
     pub size: u64,
     pub md5: [u8; 16],
     pub last_modified_millis: i64,
+    /// Additional checksums of the part's bytes (base64): those the request gave (verified)
+    /// and the upload's algorithm.
+    pub checksums: Checksums,
 }
 
 /// One upload in progress.
@@ -27,6 +31,8 @@ pub(crate) struct Upload {
     pub key: String,
     pub initiated_millis: i64,
     pub attrs: Attrs,
+    /// The checksum algorithm and type CreateMultipartUpload named, if any.
+    pub checksum: Option<(Algorithm, Kind)>,
     pub parts: BTreeMap<i32, Part>,
 }
 

@@ -6,9 +6,12 @@ mod common;
 
 mod access;
 mod binary;
+mod checksums;
 mod conditional;
+mod flips;
 mod keys;
 mod multipart;
+mod multipart_checksums;
 mod permissions;
 mod sts_admin;
 mod uploads;

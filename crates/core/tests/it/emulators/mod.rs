@@ -23,8 +23,12 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
+mod flip;
+mod gcs_errors;
 pub mod oauth;
 mod sas;
+pub use flip::ProxyFlips;
+use gcs_errors::gcs_xml_error;
 #[allow(unused_imports)] // each test binary uses some
 pub use sas::{account_sas, container_sas, sas_expiry};
 
@@ -299,6 +303,7 @@ struct ProxyState {
     client: reqwest::Client,
     tokens: Option<Arc<TokenAuthority>>,
     stats: Arc<ProxyStats>,
+    flips: Arc<ProxyFlips>,
 }
 
 /// A forwarding HTTP/1 proxy on 127.0.0.1 (a task on the test's runtime, aborted on drop).
@@ -308,11 +313,13 @@ struct ProxyState {
 /// (`?X-Goog-Algorithm=none`), and an XML `DELETE` becomes the JSON API delete. Lists and
 /// multipart uploads (XML API) are not served by fake-gcs-server. Its answers to reads of a
 /// missing object or bucket become GCS's 404 `NoSuchKey` / `NoSuchBucket` (see
-/// `gcs_xml_error`).
+/// `gcs_xml_error`). It can flip one bit of a request or response body (see [`ProxyFlips`]).
 pub struct Proxy {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
     pub stats: Arc<ProxyStats>,
+    /// One-shot bit flips of bodies passing through.
+    pub flips: Arc<ProxyFlips>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -329,6 +336,7 @@ impl Proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let stats = Arc::new(ProxyStats::default());
+        let flips = Arc::new(ProxyFlips::default());
         let state = Arc::new(ProxyState {
             upstream: upstream.trim_end_matches('/').to_string(),
             client: reqwest::Client::builder()
@@ -337,6 +345,7 @@ impl Proxy {
                 .unwrap(),
             tokens,
             stats: stats.clone(),
+            flips: flips.clone(),
         });
         let task = tokio::spawn(async move {
             loop {
@@ -356,7 +365,12 @@ impl Proxy {
                 });
             }
         });
-        Proxy { url, stats, task }
+        Proxy {
+            url,
+            stats,
+            flips,
+            task,
+        }
     }
 }
 
@@ -414,6 +428,7 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
         Ok(b) => b.to_bytes(),
         Err(_) => return status_response(StatusCode::BAD_REQUEST, "{}"),
     };
+    let body = state.flips.request_body(&request_path, body);
     let mut upstream = state
         .client
         .request(method, format!("{}{path_and_query}", state.upstream));
@@ -461,6 +476,7 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
     .flatten()
     .and_then(|v| v.get("etag").and_then(|e| e.as_str()).map(str::to_string))
     .and_then(|e| hyper::header::HeaderValue::from_str(&format!("\"{e}\"")).ok());
+    let bytes = state.flips.response_body(&request_path, bytes);
     let mut response = Response::new(Full::new(bytes));
     *response.status_mut() = status;
     for (name, value) in &answer_headers {
@@ -472,49 +488,4 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
         response.headers_mut().insert(hyper::header::ETAG, etag);
     }
     response
-}
-
-/// GCS's answer to an XML-API read where stock fake-gcs-server answers otherwise (case C27):
-/// fake-gcs-server answers a plain-text `Not Found` to a read of a missing object and of an
-/// object in a missing bucket alike, and 500 `no bucket named ..` to a listing of a missing
-/// bucket; GCS answers 404 with the error document `NoSuchKey` or `NoSuchBucket`
-/// (<https://cloud.google.com/storage/docs/xml-api/reference-status>). Whether the bucket
-/// exists is asked of the emulator's JSON API. `None`: the answer stays as it is.
-async fn gcs_xml_error(
-    state: &ProxyState,
-    method: &hyper::Method,
-    path: &str,
-    status: StatusCode,
-    body: &[u8],
-) -> Option<(StatusCode, Bytes)> {
-    const JSON_API: [&str; 4] = ["/storage/", "/download/", "/upload/", "/_internal/"];
-    if JSON_API.iter().any(|p| path.starts_with(p)) {
-        return None;
-    }
-    let no_bucket = status == StatusCode::INTERNAL_SERVER_ERROR
-        && String::from_utf8_lossy(body).contains("no bucket named");
-    let read = *method == hyper::Method::GET || *method == hyper::Method::HEAD;
-    if !(no_bucket || (status == StatusCode::NOT_FOUND && read)) {
-        return None;
-    }
-    let bucket = path.trim_start_matches('/').split('/').next()?;
-    let exists = state
-        .client
-        .get(format!("{}/storage/v1/b/{bucket}", state.upstream))
-        .send()
-        .await
-        .ok()?
-        .status()
-        .is_success();
-    let document = if exists {
-        "<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>"
-    } else {
-        "<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist.</Message></Error>"
-    };
-    let body = if *method == hyper::Method::HEAD {
-        Bytes::new()
-    } else {
-        Bytes::from_static(document.as_bytes())
-    };
-    Some((StatusCode::NOT_FOUND, body))
 }

@@ -171,12 +171,25 @@ pub fn root_signer(s3: &LocalS3) -> Signer<'_> {
     (s3.root_access_key(), s3.root_secret_key(), None)
 }
 
-/// An answer to [`s3_call`]: status, `ETag` header (if any) and body text.
+/// An answer to [`s3_call`]: status, `ETag` header (if any), body text, and the headers and
+/// body bytes as received.
 #[derive(Debug)]
 pub struct Answer {
     pub status: u16,
     pub etag: Option<String>,
     pub body: String,
+    pub headers: reqwest::header::HeaderMap,
+    pub bytes: Vec<u8>,
+}
+
+impl Answer {
+    /// The header `name` as text, if present.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
 }
 
 /// S3 URI-encoding of one path segment or query component (RFC 3986 unreserved kept).
@@ -279,9 +292,58 @@ pub async fn s3_call(
         .get("etag")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let headers = resp.headers().clone();
+    let bytes = resp.bytes().await.unwrap().to_vec();
     Answer {
         status,
         etag,
-        body: resp.text().await.unwrap(),
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        headers,
+        bytes,
     }
+}
+
+/// [`s3_call`] signed with the root key, on a new client.
+pub async fn root_call(
+    s3: &LocalS3,
+    method: &str,
+    path: &str,
+    query: &[(&str, &str)],
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Answer {
+    let client = reqwest::Client::new();
+    s3_call(
+        &client,
+        s3,
+        method,
+        path,
+        query,
+        headers,
+        body,
+        root_signer(s3),
+    )
+    .await
+}
+
+/// The base64 checksum `algorithm` (`crc32`, `crc32c`, `sha1`, `sha256` or `crc64nvme`) of
+/// `data`, computed with s3s's hashers (what S3 sends in `x-amz-checksum-<algorithm>`).
+pub fn checksum(algorithm: &str, data: &[u8]) -> String {
+    let mut h = s3s::checksum::ChecksumHasher::default();
+    match algorithm {
+        "crc32" => h.crc32 = Some(Default::default()),
+        "crc32c" => h.crc32c = Some(Default::default()),
+        "sha1" => h.sha1 = Some(Default::default()),
+        "sha256" => h.sha256 = Some(Default::default()),
+        "crc64nvme" => h.crc64nvme = Some(Default::default()),
+        other => panic!("unknown checksum algorithm {other}"),
+    }
+    h.update(data);
+    let c = h.finalize();
+    c.checksum_crc32
+        .or(c.checksum_crc32c)
+        .or(c.checksum_sha1)
+        .or(c.checksum_sha256)
+        .or(c.checksum_crc64nvme)
+        .unwrap()
 }

@@ -125,6 +125,17 @@ final class LocalS3Admin {
         return out;
     }
 
+    /** Arms one bit flip; {@code side} is {@code request} or {@code response}. */
+    void flip(String bucket, String key, String side) throws IOException {
+        String target = URLEncoder.encode(bucket + "/" + key, StandardCharsets.UTF_8);
+        send("POST", "/_admin/flip?key=" + target + "&where=" + side, null, null);
+    }
+
+    /** See {@link LocalS3Server#flips()}. */
+    FlipCounts flips() throws IOException {
+        return FlipCounts.fromJson(AdminClient.jsonObject(send("GET", "/_admin/flips", null, null)));
+    }
+
     /** See {@link LocalS3Server#send(String, String, String, String)}. */
     String send(String method, String pathAndQuery, String body, String contentType)
             throws IOException {

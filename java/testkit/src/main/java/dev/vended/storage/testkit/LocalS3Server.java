@@ -408,6 +408,43 @@ public final class LocalS3Server implements AutoCloseable {
     }
 
     /**
+     * Arms one bit flip in the next PutObject or UploadPart body the endpoint receives for {@code
+     * bucket}/{@code key}: the lowest bit of its middle byte is flipped before the endpoint
+     * verifies the body's checksums, so a request carrying a checksum gets 400 BadDigest and
+     * nothing is stored. One-shot, counted in {@link #flips()}.
+     *
+     * @param bucket the bucket
+     * @param key the object key
+     * @throws IOException if the endpoint refuses
+     */
+    public void flipNextRequest(String bucket, String key) throws IOException {
+        admin.flip(bucket, key, "request");
+    }
+
+    /**
+     * Arms one bit flip in the body the next GetObject of {@code bucket}/{@code key} sends (its
+     * middle byte's lowest bit); status and headers, the stored checksum among them, are
+     * unchanged, so only the client can notice. One-shot, counted in {@link #flips()}.
+     *
+     * @param bucket the bucket
+     * @param key the object key
+     * @throws IOException if the endpoint refuses
+     */
+    public void flipNextResponse(String bucket, String key) throws IOException {
+        admin.flip(bucket, key, "response");
+    }
+
+    /**
+     * How many bodies had a bit flipped so far, by side, and how many flips are still armed.
+     *
+     * @return the counts
+     * @throws IOException if the endpoint refuses or answers something unexpected
+     */
+    public FlipCounts flips() throws IOException {
+        return admin.flips();
+    }
+
+    /**
      * Sends an unsigned request to the endpoint and returns the body of a 2xx answer.
      *
      * @param method HTTP method

@@ -1,4 +1,5 @@
-//! Fault injection: one armed bit flip per object and side. A flip armed for the **request**
+//! Fault injection: bit flips armed per object and side, used in the order armed (arming
+//! twice flips the next two bodies). A flip armed for the **request**
 //! side changes one bit of the next PutObject or UploadPart body for that key after the
 //! endpoint received it and before its checksums are computed, so the endpoint's own
 //! verification must refuse it (`BadDigest` when the client sent a checksum). A flip armed for
@@ -10,7 +11,7 @@
 //! known in advance). A flip stays armed until a body of that key is long enough to hold its
 //! offset (an empty body or a HEAD does not use it), then it is used once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -55,30 +56,33 @@ pub struct FlipCounts {
 
 type Target = (FlipSide, String, String);
 
-/// Armed flips (by side, bucket and key: the byte offset, `None` = the middle) and counters.
+/// Armed flips (by side, bucket and key: the byte offsets in the order armed, `None` = the
+/// middle) and counters.
 #[derive(Default)]
 pub(crate) struct Faults {
-    armed: Mutex<HashMap<Target, Option<u64>>>,
+    armed: Mutex<HashMap<Target, VecDeque<Option<u64>>>>,
     request: Arc<AtomicU64>,
     response: Arc<AtomicU64>,
 }
 
 impl Faults {
-    fn lock(&self) -> MutexGuard<'_, HashMap<Target, Option<u64>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Target, VecDeque<Option<u64>>>> {
         self.armed.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Arms one flip (replacing one armed for the same side and object).
+    /// Arms one more flip for the side and object (after those already armed for it).
     pub fn arm(&self, side: FlipSide, bucket: &str, key: &str, offset: Option<u64>) {
         self.lock()
-            .insert((side, bucket.to_owned(), key.to_owned()), offset);
+            .entry((side, bucket.to_owned(), key.to_owned()))
+            .or_default()
+            .push_back(offset);
     }
 
     pub fn counts(&self) -> FlipCounts {
         FlipCounts {
             request: self.request.load(Ordering::SeqCst),
             response: self.response.load(Ordering::SeqCst),
-            armed: self.lock().len(),
+            armed: self.lock().values().map(VecDeque::len).sum(),
         }
     }
 
@@ -90,7 +94,8 @@ impl Faults {
             return None;
         }
         let target = (side, bucket.to_owned(), key.to_owned());
-        let offset = match (*armed.get(&target)?, len) {
+        let queue = armed.get_mut(&target)?;
+        let offset = match (*queue.front()?, len) {
             (Some(offset), Some(len)) if offset >= len => return None,
             (None, Some(0)) => return None,
             (Some(offset), _) => offset,
@@ -98,7 +103,10 @@ impl Faults {
             // Unknown length and no offset: the first byte.
             (None, None) => 0,
         };
-        armed.remove(&target);
+        queue.pop_front();
+        if queue.is_empty() {
+            armed.remove(&target);
+        }
         Some(offset)
     }
 

@@ -322,7 +322,7 @@ impl LocalS3 {
     /// Arms one bit flip of `side` for `bucket`/`key` at byte `offset` of the body (`None`:
     /// the middle byte, `len / 2`; for a ranged GET, of the bytes sent). The flip waits for a
     /// body of that key long enough to hold the offset (an empty body, a HEAD or another key
-    /// leaves it armed), is used once, and replaces a flip armed earlier for the same side
+    /// leaves it armed), is used once, after any flip armed earlier for the same side
     /// and key.
     pub fn arm_flip(&self, side: FlipSide, bucket: &str, key: &str, offset: Option<u64>) {
         self.state.faults().arm(side, bucket, key, offset);

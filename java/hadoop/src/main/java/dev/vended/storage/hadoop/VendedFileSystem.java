@@ -7,6 +7,7 @@ import dev.vended.storage.hadoop.PathResolver.Target;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -443,6 +444,27 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         statistics.incrementWriteOps(1);
         ioStatistics.incrementCounter(StoreStatisticNames.OP_RENAME);
         return namespace.rename(paths.requireTable(src), paths.requireTable(dst));
+    }
+
+    /**
+     * Renames as {@code FileContext.rename} does: failures are exceptions; {@link
+     * Options.Rename#OVERWRITE} replaces a file at {@code dst} by the copy (never deleting it
+     * first) or an empty directory. Not atomic, as {@link #rename(Path, Path)}.
+     *
+     * @throws FileNotFoundException if {@code src} or {@code dst}'s parent does not exist
+     * @throws FileAlreadyExistsException if {@code dst} exists without {@code OVERWRITE}, or is
+     *     {@code src}
+     * @throws IOException if one is a file and the other a directory, {@code dst} is a non-empty
+     *     directory or inside {@code src}, across tables, or if a request fails
+     */
+    @Deprecated
+    @Override
+    protected void rename(Path src, Path dst, Options.Rename... options) throws IOException {
+        statistics.incrementWriteOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_RENAME);
+        boolean overwrite =
+                options != null && Arrays.asList(options).contains(Options.Rename.OVERWRITE);
+        namespace.rename(paths.requireTable(src), paths.requireTable(dst), overwrite);
     }
 
     /**

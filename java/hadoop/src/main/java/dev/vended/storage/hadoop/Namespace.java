@@ -170,8 +170,9 @@ final class Namespace {
 
     /**
      * {@code FileSystem.rename(src, dst, Options.Rename...)} of paths of tables, as HDFS and
-     * {@link org.apache.hadoop.fs.FileContext#rename} define it: a failure is an exception, never
-     * {@code false}. With {@code overwrite}, a file at {@code d} is replaced by the copy
+     * {@link org.apache.hadoop.fs.FileContext#rename} define it (see {@link
+     * VendedAbstractFileSystem#renameInternal(Path, Path, boolean)}): a failure is an exception,
+     * never {@code false}. With {@code overwrite}, a file at {@code d} is replaced by the copy
      * itself (never deleted first); an empty directory at {@code d} is deleted first.
      */
     void rename(Target s, Target d, boolean overwrite) throws IOException {

@@ -44,7 +44,8 @@ import org.apache.hadoop.util.Progressable;
  * of the cloud named by {@code vended.storage.vended.scheme} (default {@code s3}). It can also
  * serve other schemes: {@code fs.s3a.impl=dev.vended.storage.hadoop.VendedFileSystem} (likewise
  * {@code s3}, {@code gs}, {@code abfss}); {@code s3a}/{@code s3n}/{@code s3} paths are S3,
- * {@code abfs}/{@code abfss} Azure, {@code gs} GCS.
+ * {@code abfs}/{@code abfss} Azure, {@code gs} GCS. Hadoop's {@code FileContext} (streaming
+ * checkpoints) needs {@code fs.AbstractFileSystem.<scheme>.impl}: {@link VendedAbstractFileSystem}.
  *
  * <h2>Tables (configuration keys)</h2>
  *
@@ -237,6 +238,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.writes = new Writes(this, paths, listings);
         this.reads = new Reads(paths, ioStatistics, VectoredReads.Merge.of(conf));
         this.workingDir = makeQualified(new Path("/"));
+        VendedAbstractFileSystem.warnIfUnbound(name.getScheme(), conf);
     }
 
     /** Part size and concurrency of this FileSystem's uploads ({@link #WRITE_PART_SIZE_KEY}). */
@@ -447,15 +449,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     }
 
     /**
-     * Renames as {@code FileContext.rename} does: failures are exceptions; {@link
-     * Options.Rename#OVERWRITE} replaces a file at {@code dst} by the copy (never deleting it
-     * first) or an empty directory. Not atomic, as {@link #rename(Path, Path)}.
-     *
-     * @throws FileNotFoundException if {@code src} or {@code dst}'s parent does not exist
-     * @throws FileAlreadyExistsException if {@code dst} exists without {@code OVERWRITE}, or is
-     *     {@code src}
-     * @throws IOException if one is a file and the other a directory, {@code dst} is a non-empty
-     *     directory or inside {@code src}, across tables, or if a request fails
+     * Renames as {@code FileContext.rename} does: see {@link
+     * VendedAbstractFileSystem#renameInternal(Path, Path, boolean)}, its caller.
      */
     @Deprecated
     @Override

@@ -236,12 +236,15 @@ public class VendedAbstractFileSystem extends DelegateToFileSystem {
      *
      * @param scheme the scheme a {@link VendedFileSystem} is initialized for
      * @param conf its configuration (only read)
+     * @return whether it logged
      */
-    static void warnIfUnbound(String scheme, Configuration conf) {
+    static boolean warnIfUnbound(String scheme, Configuration conf) {
         String warning = unboundWarning(scheme, conf);
         if (warning != null && WARNED.add(scheme + "=" + conf.getTrimmed(afsKey(scheme)))) {
             LOG.log(System.Logger.Level.WARNING, warning);
+            return true;
         }
+        return false;
     }
 
     /**

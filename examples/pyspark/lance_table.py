@@ -26,6 +26,10 @@ t = "spark.hadoop.vended.storage.table.events"
 builder = (
     SparkSession.builder.appName("vended-storage-pyspark")
     .config("spark.hadoop.fs.s3a.impl", "dev.vended.storage.hadoop.VendedFileSystem")
+    .config(  # FileContext: streaming checkpoints, Delta's log
+        "spark.hadoop.fs.AbstractFileSystem.s3a.impl",
+        "dev.vended.storage.hadoop.VendedAbstractFileSystem",
+    )
     .config(f"{t}.location", location)
     .config(f"{t}.lance.endpoint", catalog_url)
     .config(f"{t}.lance.table-id", table_id)  # parts joined by "$"

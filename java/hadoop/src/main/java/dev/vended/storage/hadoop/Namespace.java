@@ -12,6 +12,7 @@ import dev.vended.storage.ObjectStore;
 import dev.vended.storage.UncheckedStorageException;
 import dev.vended.storage.hadoop.PathResolver.Target;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,18 +135,7 @@ final class Namespace {
      * VendedFileSystem#rename}).
      */
     boolean rename(Target s, Target d) throws IOException {
-        if (s.table() != d.table()) {
-            throw new IOException(
-                    "rename across tables is not supported: "
-                            + s.path()
-                            + " ("
-                            + s.table().config().name
-                            + ") to "
-                            + d.path()
-                            + " ("
-                            + d.table().config().name
-                            + ")");
-        }
+        requireSameTable(s, d);
         if (s.key().isEmpty()) {
             return false;
         }
@@ -174,6 +164,93 @@ final class Namespace {
         } else if (ancestorIsFile(d)) {
             return false; // a directory above the destination is a file
         }
+        move(s, ss, d);
+        return true;
+    }
+
+    /**
+     * {@code FileSystem.rename(src, dst, Options.Rename...)} of paths of tables, as HDFS and
+     * {@link org.apache.hadoop.fs.FileContext#rename} define it (see {@link
+     * VendedAbstractFileSystem#renameInternal(Path, Path, boolean)}): a failure is an exception,
+     * never {@code false}. With {@code overwrite}, a file at {@code d} is replaced by the copy
+     * itself (never deleted first); an empty directory at {@code d} is deleted first.
+     */
+    void rename(Target s, Target d, boolean overwrite) throws IOException {
+        requireSameTable(s, d);
+        if (s.key().isEmpty()) {
+            throw new IOException("cannot rename the bucket's root: " + s.path());
+        }
+        FileStatus ss = listings.statusOrNull(s);
+        if (ss == null) {
+            throw new FileNotFoundException("rename source not found: " + s.path());
+        }
+        if (s.key().equals(d.key())) {
+            throw new FileAlreadyExistsException("rename destination is the source: " + d.path());
+        }
+        if (d.key().startsWith(s.key() + "/")) {
+            throw new IOException("rename destination " + d.path() + " is inside its source");
+        }
+        FileStatus ds = d.key().isEmpty() ? listings.dirStatus(d.path()) : listings.statusOrNull(d);
+        if (ds != null) {
+            if (ss.isDirectory() != ds.isDirectory()) {
+                throw new IOException(
+                        "rename source "
+                                + s.path()
+                                + " and destination "
+                                + d.path()
+                                + " must both be files or both directories");
+            }
+            if (!overwrite) {
+                throw new FileAlreadyExistsException("rename destination exists: " + d.path());
+            }
+            if (ds.isDirectory()) {
+                if (listings.list(d).length > 0) {
+                    throw new IOException(
+                            "rename cannot overwrite a non-empty directory: " + d.path());
+                }
+                delete(d, true); // its markers
+            }
+        } else {
+            Path parent = d.path().getParent();
+            FileStatus ps;
+            try {
+                ps = listings.status(paths.resolve(parent));
+            } catch (FileNotFoundException e) {
+                FileNotFoundException f =
+                        new FileNotFoundException(
+                                "rename destination's parent not found: " + parent);
+                f.initCause(e);
+                throw f;
+            }
+            if (ps.isFile()) {
+                throw new ParentNotDirectoryException(
+                        "rename destination's parent is a file: " + parent);
+            }
+        }
+        move(s, ss, d);
+    }
+
+    private static void requireSameTable(Target s, Target d) throws IOException {
+        if (s.table() != d.table()) {
+            throw new IOException(
+                    "rename across tables is not supported: "
+                            + s.path()
+                            + " ("
+                            + s.table().config().name
+                            + ") to "
+                            + d.path()
+                            + " ("
+                            + d.table().config().name
+                            + ")");
+        }
+    }
+
+    /**
+     * Moves the file or directory {@code s} (of status {@code ss}) to {@code d}, of the same table:
+     * a server-side copy of each object (replacing any object at its destination), then a delete of
+     * each source object.
+     */
+    private void move(Target s, FileStatus ss, Target d) throws IOException {
         ObjectStore store = paths.store(s);
         if (ss.isFile()) {
             store.copy(s.key(), d.key());
@@ -195,7 +272,6 @@ final class Namespace {
             }
         }
         keepParent(s, store);
-        return true;
     }
 
     /**

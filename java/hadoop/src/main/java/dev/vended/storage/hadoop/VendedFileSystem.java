@@ -7,6 +7,7 @@ import dev.vended.storage.hadoop.PathResolver.Target;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -44,7 +45,8 @@ import org.apache.hadoop.util.Progressable;
  * of the cloud named by {@code vended.storage.vended.scheme} (default {@code s3}). It can also
  * serve other schemes: {@code fs.s3a.impl=dev.vended.storage.hadoop.VendedFileSystem} (likewise
  * {@code s3}, {@code gs}, {@code abfss}); {@code s3a}/{@code s3n}/{@code s3} paths are S3,
- * {@code abfs}/{@code abfss} Azure, {@code gs} GCS.
+ * {@code abfs}/{@code abfss} Azure, {@code gs} GCS. Hadoop's {@code FileContext} (streaming
+ * checkpoints) needs {@code fs.AbstractFileSystem.<scheme>.impl}: {@link VendedAbstractFileSystem}.
  *
  * <h2>Tables (configuration keys)</h2>
  *
@@ -237,6 +239,7 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         this.writes = new Writes(this, paths, listings);
         this.reads = new Reads(paths, ioStatistics, VectoredReads.Merge.of(conf));
         this.workingDir = makeQualified(new Path("/"));
+        VendedAbstractFileSystem.warnIfUnbound(name.getScheme(), conf);
     }
 
     /** Part size and concurrency of this FileSystem's uploads ({@link #WRITE_PART_SIZE_KEY}). */
@@ -465,6 +468,20 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         statistics.incrementWriteOps(1);
         ioStatistics.incrementCounter(StoreStatisticNames.OP_RENAME);
         return namespace.rename(paths.requireTable(src), paths.requireTable(dst));
+    }
+
+    /**
+     * Renames as {@code FileContext.rename} does: see {@link
+     * VendedAbstractFileSystem#renameInternal(Path, Path, boolean)}, its caller.
+     */
+    @Deprecated
+    @Override
+    protected void rename(Path src, Path dst, Options.Rename... options) throws IOException {
+        statistics.incrementWriteOps(1);
+        ioStatistics.incrementCounter(StoreStatisticNames.OP_RENAME);
+        boolean overwrite =
+                options != null && Arrays.asList(options).contains(Options.Rename.OVERWRITE);
+        namespace.rename(paths.requireTable(src), paths.requireTable(dst), overwrite);
     }
 
     /**

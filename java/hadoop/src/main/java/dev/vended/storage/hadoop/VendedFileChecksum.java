@@ -10,6 +10,8 @@ import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Arrays;
 import org.apache.hadoop.fs.FileChecksum;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 
 /**
  * The checksum {@link VendedFileSystem#getFileChecksum} returns: the full-object checksum the
@@ -42,13 +44,15 @@ public final class VendedFileChecksum extends FileChecksum {
     }
 
     /**
-     * The stored checksum of the file at a resolved path, or {@code null} when the service stores
-     * none (or checksums are off) or the path is a directory or a table's root.
+     * The stored checksum of the file at {@code f}, or {@code null} for a directory, a table's
+     * root, a file the service stores no checksum for, and with storage option {@code
+     * checksums=false}.
      *
      * @throws java.io.FileNotFoundException when nothing is stored at the path
      * @throws IOException for other failures of the {@code HEAD}
      */
-    static VendedFileChecksum of(PathResolver paths, PathResolver.Target t) throws IOException {
+    static VendedFileChecksum of(FileSystem fs, PathResolver paths, Path f) throws IOException {
+        PathResolver.Target t = paths.resolve(f);
         if (t.table() == null || !mayBeObject(t.table(), t.key())) {
             return null;
         }
@@ -56,6 +60,9 @@ public final class VendedFileChecksum extends FileChecksum {
             StoredChecksum c = paths.store(t).storedChecksum(t.key());
             return c == null ? null : new VendedFileChecksum(c.algorithm(), c.bytes());
         } catch (ObjectNotFoundException e) {
+            if (fs.getFileStatus(f).isDirectory()) {
+                return null; // a directory (a key with children), not an object
+            }
             throw notFound(t.path(), e);
         }
     }

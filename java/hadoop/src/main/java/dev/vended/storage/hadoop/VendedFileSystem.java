@@ -10,7 +10,6 @@ import java.net.URI;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
@@ -26,7 +25,6 @@ import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RemoteIterator;
-import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.impl.OpenFileParameters;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.fs.statistics.IOStatistics;
@@ -309,25 +307,11 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         return listings.status(paths.resolve(f));
     }
 
-    /**
-     * The full-object checksum the service stores for the file ({@link VendedFileChecksum}: equal
-     * for copies of the same bytes, whatever their upload), read with one {@code HEAD}.
-     *
-     * @return the checksum, or {@code null} for a directory, a file the service stores no
-     *     checksum for, or with storage option {@code checksums=false}
-     * @throws java.io.FileNotFoundException when nothing is stored at the path
-     */
+    /** The stored full-object checksum: see {@link VendedFileChecksum}; one {@code HEAD}. */
     @Override
     public FileChecksum getFileChecksum(Path f) throws IOException {
         statistics.incrementReadOps(1);
-        try {
-            return VendedFileChecksum.of(paths, paths.resolve(f));
-        } catch (java.io.FileNotFoundException e) {
-            if (getFileStatus(f).isDirectory()) {
-                return null;
-            }
-            throw e;
-        }
+        return VendedFileChecksum.of(this, paths, f);
     }
 
     @Override
@@ -494,23 +478,13 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
      */
     @Override
     public boolean hasPathCapability(Path path, String capability) throws IOException {
-        switch (capability.toLowerCase(Locale.ROOT)) {
-            case Options.OpenFileOptions.FS_OPTION_OPENFILE_LENGTH:
-            case Options.OpenFileOptions.FS_OPTION_OPENFILE_READ_POLICY:
-            case Options.OpenFileOptions.FS_OPTION_OPENFILE_BUFFER_SIZE:
-            case Options.OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_START:
-            case Options.OpenFileOptions.FS_OPTION_OPENFILE_SPLIT_END:
-            case StreamCapabilities.VECTOREDIO:
-            case StreamCapabilities.READBYTEBUFFER:
-            case StreamCapabilities.IOSTATISTICS:
-                makeQualified(path); // checks that the path is this FileSystem's
-                return true;
-            case PendingCommitter.MAGIC_CAPABILITY:
-                makeQualified(path);
-                return writes.pending().enabled();
-            default:
-                return super.hasPathCapability(path, capability);
-        }
+        Boolean known = Capabilities.of(this, path, capability);
+        return known != null ? known : super.hasPathCapability(path, capability);
+    }
+
+    /** Whether the magic committer is enabled (see {@link Capabilities}). */
+    boolean pendingEnabled() {
+        return writes.pending().enabled();
     }
 
     /** The store serving {@code path} and its bucket key (for {@link PendingCommitter}). */

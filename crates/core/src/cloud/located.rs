@@ -149,7 +149,8 @@ struct Place {
     bucket_seen: AtomicBool,
     /// Keys whose bodiless 403 `HEAD` a probe showed to be a refused permission, for
     /// [`DENIAL_MEMO_TTL`] (case C29): a repeated `HEAD` of such a key is one request.
-    denied: moka::sync::Cache<String, ()>,
+    /// The probe's code and message, repeated for the key's next denied `HEAD`s.
+    denied: moka::sync::Cache<String, (Option<String>, Option<String>)>,
 }
 
 /// How long a key whose `HEAD` was refused a permission is remembered as refused (a grant is
@@ -394,18 +395,19 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
             && failure_mut(&mut e)
                 .is_some_and(|f| f.status == Some(403) && f.code.is_none() && f.message.is_none());
         if ambiguous {
-            let known = self.place.denied.contains_key(location.as_ref());
-            let (code, message) = if known {
-                remembered_denial()
-            } else {
-                self.probe_denial(location).await
+            let known = self.place.denied.get(location.as_ref());
+            let (code, message) = match known.clone() {
+                Some(answer) => answer,
+                None => self.probe_denial(location).await,
             };
             if let Some(f) = failure_mut(&mut e) {
-                f.code = code;
-                f.message = message;
+                f.code = code.clone();
+                f.message = message.clone();
             }
-            if !known && !(self.place.terms.rejects_credential)(&e) {
-                self.place.denied.insert(location.as_ref().to_string(), ());
+            if known.is_none() && !(self.place.terms.rejects_credential)(&e) {
+                self.place
+                    .denied
+                    .insert(location.as_ref().to_string(), (code, message));
             }
         }
         if unknown {
@@ -536,6 +538,5 @@ impl<S: Send + Sync + fmt::Debug + 'static> MultipartStore for LocatedStore<S> {
 }
 
 mod denial;
-use denial::remembered_denial;
 #[cfg(test)]
 mod tests;

@@ -7,19 +7,6 @@ use object_store::{GetOptions, ObjectStore};
 use super::{enrich, LocatedStore};
 use crate::error::RequestFailure;
 
-/// The code and message of a bodiless 403 `HEAD` of a key whose earlier `HEAD` a probe
-/// showed to be a refused permission within [`super::DENIAL_MEMO_TTL`]: no probe is sent.
-pub(super) fn remembered_denial() -> (Option<String>, Option<String>) {
-    (
-        Some("AccessDenied".to_string()),
-        Some(
-            "HEAD was refused; a probe of the same key found its permission refused within the \
-             last minute"
-                .to_string(),
-        ),
-    )
-}
-
 impl<S: ObjectStore> LocatedStore<S> {
     /// For a 403 `HEAD` without a body (no code: a rejected credential and a refused
     /// permission look the same, case C29): the code and message of one probe `GET` of the

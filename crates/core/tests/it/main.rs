@@ -52,6 +52,7 @@ mod conformance_moto;
 mod create_only_multipart;
 mod fleet_refresh_jitter;
 mod gcs_emulator;
+mod integrity_emulators;
 mod integrity_s3;
 mod io_blocking_reader;
 mod io_memory;

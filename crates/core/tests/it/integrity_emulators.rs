@@ -120,12 +120,14 @@ async fn gcs_flipped_bits_are_caught_with_crc32c() {
     let on = open("gs://integrity/on", options(), true);
     let off = open("gs://integrity/off", options(), false);
     // object_store sends GCS object names with `/` and `.` percent-encoded.
+    // fake-gcs-server does not verify `x-goog-hash` on uploads (GCS does): the write side is
+    // not provable here, only the read side.
     flips_are_caught(
         &proxy,
         &on,
         &off,
         |p| p.replace('/', "%2F").replace('.', "%2E"),
-        true,
+        false,
     )
     .await;
 }

@@ -59,6 +59,8 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
  *   <li>{@code sdk}: reads {@code S3Client.getObject} ({@link ResponseInputStream}, one GET); writes
  *       {@code S3AsyncClient} with {@code multipartEnabled(true)} (8 MiB parts) fed by {@link
  *       BlockingOutputStreamAsyncRequestBody} (unknown length, like an OutputStream).
+ *   <li>{@code vended-stream-nosum}, {@code sdk-sums}: checksums off for ours, the SDK's default
+ *       integrity on (issue 32's cost: see {@link #kind()}).
  *   <li>{@code http}: the ceiling, {@code java.net.http} unsigned against {@link CeilingServer}
  *       (memory, no disk): the same reads into a reused buffer, a streamed PUT body.
  * </ul>
@@ -73,7 +75,8 @@ public class StreamBenchmark {
 
     static final int CHUNK = 1 << 20;
 
-    @Param({"vended", "vended-known", "vended-stream", "vended-random", "vended-8m", "sdk", "http"})
+    @Param({"vended", "vended-known", "vended-stream", "vended-random", "vended-8m", "sdk", "http",
+            "vended-stream-nosum", "sdk-sums"})
     public String client;
 
     @Param({"67108864"})
@@ -89,17 +92,28 @@ public class StreamBenchmark {
     String getETag;
     byte[] chunk;
 
+    /**
+     * The client without its checksum variant: {@code vended-stream-nosum} is {@code
+     * vended-stream} with storage option {@code checksums=false}; {@code sdk-sums} is {@code sdk}
+     * with the SDK's default integrity ({@code WHEN_SUPPORTED}: a CRC on every upload, checksum
+     * mode and validation on GETs) instead of {@code WHEN_REQUIRED}.
+     */
+    String kind() {
+        return client.equals("sdk-sums") ? "sdk" : client.replace("-nosum", "");
+    }
+
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         chunk = BenchEnv.randomBytes(CHUNK, 7);
         bucket = BenchEnv.bucket();
         String endpoint = BenchEnv.endpoint();
-        switch (client) {
+        switch (kind()) {
             case "vended", "vended-known", "vended-stream", "vended-random", "vended-8m" ->
-                    store = StreamClients.vended(endpoint, bucket);
+                    store = StreamClients.vended(endpoint, bucket, !client.endsWith("-nosum"));
             case "sdk" -> {
-                s3 = StreamClients.sdkSync(endpoint);
-                s3async = StreamClients.sdkAsync(endpoint, true);
+                boolean sums = client.equals("sdk-sums");
+                s3 = StreamClients.sdkSync(endpoint, sums);
+                s3async = StreamClients.sdkAsync(endpoint, true, sums);
             }
             case "http" -> {
                 base = BenchEnv.ceiling();
@@ -138,7 +152,7 @@ public class StreamBenchmark {
     }
 
     int bufferSize() {
-        return client.equals("vended-8m") ? 8 << 20 : CHUNK;
+        return kind().equals("vended-8m") ? 8 << 20 : CHUNK;
     }
 
     @TearDown(Level.Trial)
@@ -179,14 +193,14 @@ public class StreamBenchmark {
 
     /** Reads the GET object to its end into {@code buf}; returns the bytes read. */
     long read(byte[] buf, CRC32 crc) throws Exception {
-        switch (client) {
+        switch (kind()) {
             case "vended", "vended-known", "vended-stream", "vended-random", "vended-8m" -> {
                 ReadOptions o = ReadOptions.defaults().withBlockSize(bufferSize());
-                if (client.equals("vended-known")) {
+                if (kind().equals("vended-known")) {
                     o = o.withKnownLength(size, getETag);
-                } else if (client.equals("vended-stream")) {
+                } else if (kind().equals("vended-stream")) {
                     o = o.withReadPolicy(ReadPolicy.SEQUENTIAL);
-                } else if (client.equals("vended-random")) {
+                } else if (kind().equals("vended-random")) {
                     o = o.withReadPolicy(ReadPolicy.RANDOM);
                 }
                 try (SeekableObjectInputStream in = store.openInput(getKey, o)) {
@@ -234,9 +248,9 @@ public class StreamBenchmark {
 
     /** Writes {@code size} bytes to {@code key} in 1 MiB writes. */
     void write(String key) throws Exception {
-        switch (client) {
+        switch (kind()) {
             case "vended", "vended-known", "vended-stream", "vended-random", "vended-8m" -> {
-                WriteOptions o = client.equals("vended-8m")
+                WriteOptions o = kind().equals("vended-8m")
                         ? WriteOptions.defaults().withPartSize(StreamClients.SDK_PART_SIZE)
                         : WriteOptions.defaults();
                 try (MultipartOutputStream out = store.openOutput(key, o)) {

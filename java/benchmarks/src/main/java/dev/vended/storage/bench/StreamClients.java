@@ -29,9 +29,15 @@ final class StreamClients {
     private StreamClients() {}
 
     static ObjectStore vended(String endpoint, String bucket) throws IOException {
+        return vended(endpoint, bucket, true);
+    }
+
+    /** {@link #vended(String, String)} with storage option {@code checksums} set. */
+    static ObjectStore vended(String endpoint, String bucket, boolean checksums) throws IOException {
         BenchEnv.Creds creds = BenchEnv.issueCredentials(endpoint, 4 * 3600_000L);
         Map<String, String> options = BenchEnv.endpointOptions(endpoint);
         options.putAll(BenchEnv.credentialOptions(creds));
+        options.put("checksums", Boolean.toString(checksums));
         try {
             return ObjectStore.open("s3://" + bucket + "/", options);
         } catch (Exception e) {
@@ -47,14 +53,26 @@ final class StreamClients {
 
     /** Sync S3Client (Apache 5, 64 connections), checksums only when required. */
     static S3Client sdkSync(String endpoint) throws IOException {
+        return sdkSync(endpoint, false);
+    }
+
+    /**
+     * {@link #sdkSync(String)}, or with {@code sums} the SDK's default integrity ({@code
+     * WHEN_SUPPORTED} both ways).
+     */
+    static S3Client sdkSync(String endpoint, boolean sums) throws IOException {
         return S3Client.builder()
                 .endpointOverride(URI.create(endpoint))
                 .region(Region.of(BenchEnv.REGION))
                 .forcePathStyle(true)
                 .credentialsProvider(sdkCredentials(endpoint))
                 .httpClientBuilder(Transfer.Sdk.httpClient())
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+                .requestChecksumCalculation(sums
+                        ? RequestChecksumCalculation.WHEN_SUPPORTED
+                        : RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(sums
+                        ? ResponseChecksumValidation.WHEN_SUPPORTED
+                        : ResponseChecksumValidation.WHEN_REQUIRED)
                 .build();
     }
 
@@ -63,6 +81,12 @@ final class StreamClients {
      * multipart} its multipart client ({@code multipartEnabled(true)}, default 8 MiB parts).
      */
     static S3AsyncClient sdkAsync(String endpoint, boolean multipart) throws IOException {
+        return sdkAsync(endpoint, multipart, false);
+    }
+
+    /** {@link #sdkAsync(String, boolean)}, or with {@code sums} the SDK's default integrity. */
+    static S3AsyncClient sdkAsync(String endpoint, boolean multipart, boolean sums)
+            throws IOException {
         return S3AsyncClient.builder()
                 .endpointOverride(URI.create(endpoint))
                 .region(Region.of(BenchEnv.REGION))
@@ -73,8 +97,12 @@ final class StreamClients {
                                 .maxConcurrency(64)
                                 .readTimeout(Duration.ofSeconds(60))
                                 .writeTimeout(Duration.ofSeconds(60)))
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+                .requestChecksumCalculation(sums
+                        ? RequestChecksumCalculation.WHEN_SUPPORTED
+                        : RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(sums
+                        ? ResponseChecksumValidation.WHEN_SUPPORTED
+                        : ResponseChecksumValidation.WHEN_REQUIRED)
                 .multipartEnabled(multipart)
                 .build();
     }

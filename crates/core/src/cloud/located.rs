@@ -62,6 +62,28 @@ pub struct CloudTerms {
 pub const NO_WRITES: &str =
     "the credential does not allow writes here (read-only, or scoped to other paths?)";
 
+/// What a write refused because the server does not take checksum headers says after the
+/// endpoint's message (see [`refuses_checksums`]).
+pub const CHECKSUMS_HINT: &str = "the server may not support checksum headers: storage option \
+     'checksums=false' turns them off (see docs/integrity.md)";
+
+/// Whether a failed write looks like a server refusing the checksum headers the library sends
+/// (an S3-compatible server without checksum support, as many were when the AWS SDK turned
+/// them on by default, aws-sdk-java-v2#5987): a `501`, or a `400` whose code or message names
+/// a checksum and which is not a checksum mismatch (`BadDigest`, `InvalidDigest`: the bytes
+/// were altered, the checksum did its job).
+fn refuses_checksums(f: &RequestFailure) -> bool {
+    if !matches!(f.method.as_str(), "PUT" | "POST") {
+        return false;
+    }
+    let code = f.code.as_deref().unwrap_or("");
+    if matches!(code, "BadDigest" | "InvalidDigest" | "Md5Mismatch") {
+        return false;
+    }
+    let text = format!("{code} {}", f.message.as_deref().unwrap_or("")).to_ascii_lowercase();
+    f.status == Some(501) || (f.status == Some(400) && text.contains("checksum"))
+}
+
 /// What a refused listing says before the endpoint's message (see the module docs).
 pub const NO_LISTING: &str =
     "the credential does not allow listing here (no LIST permission, or scoped to other paths?)";
@@ -219,6 +241,17 @@ impl Place {
                         None => lacks.to_string(),
                     });
                 }
+            }
+            if refuses_checksums(f)
+                && !f
+                    .message
+                    .as_deref()
+                    .is_some_and(|m| m.ends_with(CHECKSUMS_HINT))
+            {
+                f.message = Some(match f.message.take() {
+                    Some(message) => format!("{message} ({CHECKSUMS_HINT})"),
+                    None => CHECKSUMS_HINT.to_string(),
+                });
             }
             if f.status == Some(404) && f.missing.is_none() {
                 if let Some(container) = (self.terms.container_missing)(f) {

@@ -191,3 +191,32 @@ fn a_write_or_listing_refused_a_permission_says_the_credential_does_not_allow_it
     let (message, _) = located(&gs, denied("PUT", "401 Unauthorized: "), None);
     assert!(!message.contains("does not allow"), "{message}");
 }
+
+#[test]
+fn a_server_refusing_checksum_headers_is_told_which_option_turns_them_off() {
+    let p = place(crate::cloud::aws::builder::TERMS);
+    let generic = |text: &'static str| object_store::Error::Generic {
+        store: "S3",
+        source: Box::new(Answer(text)),
+    };
+    let e = crate::Error::from(p.locate(
+        generic("Error performing PUT http://127.0.0.1:1/b/k in 1ms - Server returned non-2xx status code: 400 Bad Request: <Error><Code>InvalidArgument</Code><Message>x-amz-checksum-crc64nvme is not supported</Message></Error>"),
+        "k",
+        None,
+    ));
+    assert!(e.to_string().contains(CHECKSUMS_HINT), "{e}");
+    assert!(e.to_string().contains("checksums=false"), "{e}");
+    // A checksum mismatch is the checksum doing its job: no hint.
+    let e = crate::Error::from(p.locate(
+        generic("Error performing PUT http://127.0.0.1:1/b/k in 1ms - Server returned non-2xx status code: 400 Bad Request: <Error><Code>BadDigest</Code><Message>The crc64nvme checksum you specified did not match the calculated checksum</Message></Error>"),
+        "k",
+        None,
+    ));
+    assert!(!e.to_string().contains(CHECKSUMS_HINT), "{e}");
+    let e = crate::Error::from(p.locate(
+        generic("Error performing PUT http://127.0.0.1:1/b/k in 1ms - Server returned non-2xx status code: 501 Not Implemented: <Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message></Error>"),
+        "k",
+        None,
+    ));
+    assert!(e.to_string().contains(CHECKSUMS_HINT), "{e}");
+}

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
-use object_store::multipart::{MultipartStore, PartId};
+use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
@@ -58,52 +58,8 @@ pub struct CloudTerms {
     pub rejects_credential: fn(&object_store::Error) -> bool,
 }
 
-/// What a refused write says before the endpoint's message (see the module docs).
-pub const NO_WRITES: &str =
-    "the credential does not allow writes here (read-only, or scoped to other paths?)";
-
-/// What a write refused because the server does not take checksum headers says after the
-/// endpoint's message (see [`refuses_checksums`]).
-pub const CHECKSUMS_HINT: &str = "the server may not support checksum headers: storage option \
-     'checksums=false' turns them off (see docs/integrity.md)";
-
-/// Whether a failed write looks like a server refusing the checksum headers the library sends
-/// (an S3-compatible server without checksum support, as many were when the AWS SDK turned
-/// them on by default, aws-sdk-java-v2#5987): a `501`, or a `400` whose code or message names
-/// a checksum and which is not a checksum mismatch (`BadDigest`, `InvalidDigest`: the bytes
-/// were altered, the checksum did its job).
-fn refuses_checksums(f: &RequestFailure) -> bool {
-    if !matches!(f.method.as_str(), "PUT" | "POST") {
-        return false;
-    }
-    let code = f.code.as_deref().unwrap_or("");
-    if matches!(code, "BadDigest" | "InvalidDigest" | "Md5Mismatch") {
-        return false;
-    }
-    let text = format!("{code} {}", f.message.as_deref().unwrap_or("")).to_ascii_lowercase();
-    f.status == Some(501) || (f.status == Some(400) && text.contains("checksum"))
-}
-
-/// What a refused listing says before the endpoint's message (see the module docs).
-pub const NO_LISTING: &str =
-    "the credential does not allow listing here (no LIST permission, or scoped to other paths?)";
-
-/// What a failed request lacked, if it is a 403 refusing an accepted credential a write or a
-/// listing: [`NO_WRITES`] or [`NO_LISTING`]; `None` for reads, other answers and rejected
-/// credentials.
-fn lacking(
-    terms: &CloudTerms,
-    e: &object_store::Error,
-    f: &RequestFailure,
-) -> Option<&'static str> {
-    if f.status != Some(403) || (terms.rejects_credential)(e) {
-        return None;
-    }
-    if f.operation == Some("LIST") {
-        return Some(NO_LISTING);
-    }
-    matches!(f.method.as_str(), "PUT" | "POST" | "DELETE" | "PATCH").then_some(NO_WRITES)
-}
+use messages::{lacking, refuses_checksums};
+pub use messages::{CHECKSUMS_HINT, NO_LISTING, NO_WRITES};
 
 impl CloudTerms {
     /// `scheme://bucket/path` (`scheme://bucket/` for the root).
@@ -175,13 +131,8 @@ struct Place {
     denied: moka::sync::Cache<String, (Option<String>, Option<String>)>,
 }
 
-/// How long a key whose `HEAD` was refused a permission is remembered as refused (a grant is
-/// the same for every credential a provider vends; a catalog that widens a table's scope is
-/// seen within this time).
-pub const DENIAL_MEMO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// How many refused keys a store remembers (the least recently used are forgotten first).
-const DENIAL_MEMO_KEYS: u64 = 4096;
+use denial::DENIAL_MEMO_KEYS;
+pub use denial::DENIAL_MEMO_TTL;
 
 impl Place {
     fn new(terms: CloudTerms, bucket: &str) -> Self {
@@ -531,45 +482,8 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
     // `rename_opts`: the trait's default, a copy and then a delete through this store.
 }
 
-/// The cloud's multipart API with upload ids (S3 and GCS: `CreateMultipartUpload`,
-/// `UploadPart`, `CompleteMultipartUpload`, `AbortMultipartUpload`; Azure: Put Block and Put
-/// Block List, with an empty upload id and an abort that does nothing: staged blocks stay as the
-/// blob's uncommitted blocks until Azure discards them, 7 days after they were staged). The
-/// writer uses it so that an upload it cannot abort can be named by its id.
-#[async_trait]
-impl<S: Send + Sync + fmt::Debug + 'static> MultipartStore for LocatedStore<S> {
-    async fn create_multipart(&self, path: &Path) -> object_store::Result<String> {
-        let r = self.multipart.create_multipart(path).await;
-        self.ok(r, path)
-    }
-
-    async fn put_part(
-        &self,
-        path: &Path,
-        id: &String,
-        part_idx: usize,
-        data: PutPayload,
-    ) -> object_store::Result<PartId> {
-        let r = self.multipart.put_part(path, id, part_idx, data).await;
-        self.ok(r, path)
-    }
-
-    async fn complete_multipart(
-        &self,
-        path: &Path,
-        id: &String,
-        parts: Vec<PartId>,
-    ) -> object_store::Result<PutResult> {
-        let r = self.multipart.complete_multipart(path, id, parts).await;
-        self.ok(r, path)
-    }
-
-    async fn abort_multipart(&self, path: &Path, id: &String) -> object_store::Result<()> {
-        let r = self.multipart.abort_multipart(path, id).await;
-        self.ok(r, path)
-    }
-}
-
 mod denial;
+mod messages;
+mod multipart;
 #[cfg(test)]
 mod tests;

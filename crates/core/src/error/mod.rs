@@ -242,7 +242,7 @@ impl Error {
 
     /// Whether a whole-object read that failed with this error is to be read once more before
     /// the error is reported: a checksum mismatch on the first of
-    /// [`WHOLE_READ_ATTEMPTS`] reads (see [`crate::cloud::integrity`]).
+    /// [`WHOLE_READ_ATTEMPTS`] reads (the checksums of the `cloud::integrity` module).
     pub fn rereads_whole_object(&self, attempt: usize) -> bool {
         matches!(self, Error::ChecksumMismatch { .. }) && attempt < WHOLE_READ_ATTEMPTS
     }

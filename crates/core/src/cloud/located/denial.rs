@@ -7,6 +7,14 @@ use object_store::{GetOptions, ObjectStore};
 use super::{enrich, LocatedStore};
 use crate::error::RequestFailure;
 
+/// How long a key whose `HEAD` was refused a permission is remembered as refused (a grant is
+/// the same for every credential a provider vends; a catalog that widens a table's scope is
+/// seen within this time).
+pub const DENIAL_MEMO_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How many refused keys a store remembers (the least recently used are forgotten first).
+pub(super) const DENIAL_MEMO_KEYS: u64 = 4096;
+
 impl<S: ObjectStore> LocatedStore<S> {
     /// For a 403 `HEAD` without a body (no code: a rejected credential and a refused
     /// permission look the same, case C29): the code and message of one probe `GET` of the

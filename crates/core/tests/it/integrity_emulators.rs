@@ -35,7 +35,6 @@ async fn flips_are_caught(
     on: &VendedStore,
     off: &VendedStore,
     path_of: impl Fn(&str) -> String,
-    write_check: bool,
 ) {
     let src = data(1 << 20);
     on.put("r.bin", src.clone()).await.unwrap();
@@ -59,17 +58,15 @@ async fn flips_are_caught(
     );
     assert_eq!(proxy.flips.responses_flipped(), 2);
 
-    if write_check {
-        // A flipped request: the service verifies the checksum the client sent and refuses.
-        proxy.flips.arm_request(&path_of("on/w.bin"));
-        let e = on.put("w.bin", src.clone()).await.unwrap_err();
-        eprintln!("flipped write refused: {e}");
-        assert!(on.head("w.bin").await.is_err(), "nothing stored");
-        proxy.flips.arm_request(&path_of("off/w.bin"));
-        off.put("w.bin", src.clone()).await.unwrap();
-        assert_ne!(off.get("w.bin").await.unwrap(), src, "stored one bit off");
-        assert_eq!(proxy.flips.requests_flipped(), 2);
-    }
+    // A flipped request: the service verifies the checksum the client sent and refuses.
+    proxy.flips.arm_request(&path_of("on/w.bin"));
+    let e = on.put("w.bin", src.clone()).await.unwrap_err();
+    eprintln!("flipped write refused: {e}");
+    assert!(on.head("w.bin").await.is_err(), "nothing stored");
+    proxy.flips.arm_request(&path_of("off/w.bin"));
+    off.put("w.bin", src.clone()).await.unwrap();
+    assert_ne!(off.get("w.bin").await.unwrap(), src, "stored one bit off");
+    assert_eq!(proxy.flips.requests_flipped(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,7 +90,7 @@ async fn azure_flipped_bits_are_caught_with_content_md5() {
     let sas = account_sas(now_millis() + 600_000, false);
     let on = open("az://integrity/on", options(sas.clone()), true);
     let off = open("az://integrity/off", options(sas), false);
-    flips_are_caught(&proxy, &on, &off, |p| format!("integrity/{p}"), true).await;
+    flips_are_caught(&proxy, &on, &off, |p| format!("integrity/{p}")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,15 +116,10 @@ async fn gcs_flipped_bits_are_caught_with_crc32c() {
     };
     let on = open("gs://integrity/on", options(), true);
     let off = open("gs://integrity/off", options(), false);
-    // object_store sends GCS object names with `/` and `.` percent-encoded.
-    // fake-gcs-server does not verify `x-goog-hash` on uploads (GCS does): the write side is
-    // not provable here, only the read side.
-    flips_are_caught(
-        &proxy,
-        &on,
-        &off,
-        |p| p.replace('/', "%2F").replace('.', "%2E"),
-        false,
-    )
+    // object_store sends GCS object names with `/` and `.` percent-encoded. fake-gcs-server
+    // does not verify `x-goog-hash` on uploads; the proxy does, as GCS does.
+    flips_are_caught(&proxy, &on, &off, |p| {
+        p.replace('/', "%2F").replace('.', "%2E")
+    })
     .await;
 }

@@ -1,8 +1,8 @@
-//! GCS's checksum rules (see [`crate::cloud::integrity`]). Writes: a single-request upload
-//! (`PUT` of an object with a body, not a multipart part) carries `x-goog-hash: crc32c=...`,
-//! which the service verifies before it stores the object. Parts of a multipart upload carry
-//! none; the object's CRC32C, which the service computes for every object, is checked on the
-//! next whole read. Reads: a whole-object `GET` answer carries `x-goog-hash: crc32c=...`; the
+//! GCS's checksum rules (see [`crate::cloud::integrity`]). Writes: every `PUT` with a body (a
+//! single-request upload, and each part of an XML-API multipart upload) carries
+//! `x-goog-hash: crc32c=...`, which the service verifies before it stores the object or the
+//! part (<https://cloud.google.com/storage/docs/xml-api/put-object-multipart>). The object a
+//! multipart upload assembles gets a CRC32C from the service, checked on the next whole read. Reads: a whole-object `GET` answer carries `x-goog-hash: crc32c=...`; the
 //! bytes are checked against it, unless the object is stored compressed and served
 //! decompressed (`x-goog-stored-content-encoding: gzip`: the hash is of the stored bytes).
 
@@ -33,8 +33,7 @@ fn stored(headers: &HeaderMap) -> Option<Stored> {
 }
 
 fn prepare(req: &mut HttpRequest) {
-    let part = req.uri().query().is_some_and(|q| q.contains("uploadId="));
-    if req.method() != http::Method::PUT || part || req.headers().contains_key(HASH) {
+    if req.method() != http::Method::PUT || req.headers().contains_key(HASH) {
         return;
     }
     let Some(parts) = body_parts(req) else {
@@ -44,5 +43,41 @@ fn prepare(req: &mut HttpRequest) {
     let value = format!("crc32c={}", checksum_base64(Algorithm::Crc32c, &slices));
     if let Ok(value) = value.parse() {
         req.headers_mut().insert(HASH, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::client::HttpRequestBody;
+
+    use super::*;
+
+    fn request(method: &str, uri: &str, body: &'static [u8]) -> HttpRequest {
+        let mut req = HttpRequest::new(HttpRequestBody::from(bytes::Bytes::from_static(body)));
+        *req.method_mut() = method.parse().unwrap();
+        *req.uri_mut() = uri.parse().unwrap();
+        req
+    }
+
+    fn hash_of(mut req: HttpRequest) -> Option<String> {
+        prepare(&mut req);
+        req.headers()
+            .get(HASH)
+            .map(|v| v.to_str().unwrap().to_string())
+    }
+
+    #[test]
+    fn uploads_and_parts_carry_crc32c_and_nothing_else_does() {
+        // CRC-32C of "123456789" is 0xE3069283 (its check value).
+        let want = Some("crc32c=4waSgw==".to_string());
+        assert_eq!(hash_of(request("PUT", "https://g/b/k", b"123456789")), want);
+        let part = "https://g/b/k?partNumber=2&uploadId=u";
+        assert_eq!(hash_of(request("PUT", part, b"123456789")), want);
+        // No body (a copy, an empty object), or not an upload: nothing added.
+        assert_eq!(hash_of(request("PUT", "https://g/b/k", b"")), None);
+        assert_eq!(
+            hash_of(request("POST", "https://g/b/k?uploadId=u", b"<x/>")),
+            None
+        );
     }
 }

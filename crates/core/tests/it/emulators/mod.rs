@@ -2,7 +2,8 @@
 //! 127.0.0.1 (installed by `bin/install-emulators.sh` under `.tools/`), minting Azure SAS
 //! tokens with Azurite's public development key, and a small HTTP proxy that counts the
 //! endpoint's rejections and, for GCS, accepts only bearer tokens it issued and rejects expired
-//! or revoked ones with 401 (fake-gcs-server checks no token at all).
+//! or revoked ones with 401 (fake-gcs-server checks no token at all) and refuses an upload
+//! whose body does not match its `x-goog-hash` (fake-gcs-server checks none).
 //!
 //! When an emulator is missing the test fails, telling to run `bin/install-emulators.sh`,
 //! unless `VENDED_STORAGE_SKIP_EMULATORS=1` is set: then it prints `SKIPPED` and returns.
@@ -25,6 +26,7 @@ use hyper::{Request, Response, StatusCode};
 
 mod flip;
 mod gcs_errors;
+mod gcs_hash;
 pub mod oauth;
 mod sas;
 pub use flip::ProxyFlips;
@@ -429,6 +431,11 @@ async fn forward(req: Request<Incoming>, state: &ProxyState) -> Response<Full<By
         Err(_) => return status_response(StatusCode::BAD_REQUEST, "{}"),
     };
     let body = state.flips.request_body(&request_path, body);
+    if gcs && request_method == hyper::Method::PUT {
+        if let Some(refused) = gcs_hash::refuse_mismatch(&headers, &body) {
+            return refused;
+        }
+    }
     let mut upstream = state
         .client
         .request(method, format!("{}{path_and_query}", state.upstream));

@@ -265,3 +265,47 @@ fn an_endpoint_that_never_answers_fails_the_open_within_the_retry_budget() {
     assert!(took < Duration::from_secs(30), "took {took:?}");
     assert!(!held.lock().unwrap().is_empty(), "no connection was made");
 }
+
+/// A stream read front to back the way Java's `SeekableObjectInputStream` does (issue 32): one
+/// GET to the end pinned to the ETag, read in exact block-sized pieces. A flipped response bit
+/// fails the read that reaches the last byte with kind `Integrity`.
+#[test]
+fn a_pinned_read_to_the_end_checks_the_stored_checksum() {
+    let bg = background();
+    let s3 = bg.block_on(endpoint());
+    let provider = Arc::new(EndpointProvider::new(s3.clone(), Duration::from_secs(3600)));
+    let store = registry()
+        .open(
+            &format!("s3://{BUCKET}/pinned-end"),
+            provider.vend(),
+            Some(provider.clone() as Arc<dyn StorageOptionsProvider>),
+            RefreshConfig::default(),
+        )
+        .unwrap();
+    let src = data(3 * MIB, 5);
+    bg.block_on(store.put("obj", Bytes::from(src.clone())))
+        .unwrap();
+    let etag = bg.block_on(store.head("obj")).unwrap().e_tag;
+    s3.flip_next_response(BUCKET, "pinned-end/obj");
+    let size = src.len() as u64;
+    let mut r = BlockingObjectReader::open_to_end(
+        &store,
+        "obj",
+        0,
+        size,
+        etag.as_deref(),
+        bg.handle().clone(),
+    )
+    .unwrap();
+    let mut buf = vec![0u8; MIB];
+    let mut result = Ok(0);
+    for _ in 0..3 {
+        result = r.read(&mut buf);
+        if result.is_err() {
+            break;
+        }
+    }
+    let e = result.expect_err("the read reaching the last byte fails");
+    assert!(e.to_string().contains("checksum mismatch"), "{e}");
+    assert_eq!(s3.flips().response, 1);
+}

@@ -14,7 +14,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * in between); between reads the kernel's socket buffer holds what the endpoint sent ahead.
  *
  * <p>A GET that fails while its body is read (a dropped connection) is reopened once at the same
- * offset; failures of opening it are those of any ranged read (same exception types).
+ * offset; failures of opening it are those of any ranged read (same exception types). A {@link
+ * ChecksumMismatchException} at the end of a GET from offset 0 is thrown, never read again.
  *
  * <p>Thread-safe: the caller's thread and the stream's read-ahead thread share it (one read at a
  * time). {@link #close()} never waits for a read in progress: that read closes the GET when it
@@ -69,8 +70,10 @@ final class SequentialGet {
             try {
                 k = readOnce(p, direct, array, off, n);
             } catch (StorageException e) {
-                if (next != p) {
-                    throw e; // opening failed: as any ranged read
+                if (next != p || e instanceof ChecksumMismatchException) {
+                    // Opening failed: as any ranged read. A mismatch at the end of the body: a
+                    // GET reopened here would be ranged, which no stored checksum covers.
+                    throw e;
                 }
                 drop(); // the body broke: one new GET from the same offset
                 k = readOnce(p, direct, array, off, n);

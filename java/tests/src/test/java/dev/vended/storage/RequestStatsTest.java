@@ -84,7 +84,7 @@ class RequestStatsTest {
             assertArrayEquals("abc".getBytes(StandardCharsets.US_ASCII), store.get("obj"));
             RequestStats s = store.requestStats();
             // 1 + (2 answered 503, then the retry that succeeded); no provider
-            assertEquals(new RequestStats(4, 4, 0, 0, 0, 0, 2, 2, 0), s);
+            assertEquals(new RequestStats(4, 4, 0, 0, 0, 0, 2, 2, 0, 0, 0), s);
             assertEquals(4, stub.agents.size());
         }
     }

@@ -199,6 +199,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_requestStats<'l>(
             s.retryable_failures,
             s.throttled,
             s.credential_refreshes,
+            s.checksums_matched,
+            s.checksum_mismatches,
         ]
         .map(|n| jlong::try_from(n).unwrap_or(jlong::MAX));
         long_array(env, &values)

@@ -21,6 +21,10 @@ package dev.vended.storage;
  * @param throttled answers with status 429 or 503 (a subset of {@code retryableFailures})
  * @param credentialRefreshes calls of the store's credential provider ({@link
  *     RefreshStats#fetches()}); 0 without a provider
+ * @param checksumsMatched whole-object reads whose bytes had the checksum the service stores
+ *     (storage option {@code checksums}; docs/integrity.md)
+ * @param checksumMismatches whole-object reads whose bytes did not: each was read once more, or
+ *     failed with {@link ChecksumMismatchException}
  */
 public record RequestStats(
         long requests,
@@ -31,10 +35,12 @@ public record RequestStats(
         long delete,
         long retryableFailures,
         long throttled,
-        long credentialRefreshes) {
+        long credentialRefreshes,
+        long checksumsMatched,
+        long checksumMismatches) {
 
     /** Number of counters in the native representation. */
-    static final int NATIVE_FIELDS = 9;
+    static final int NATIVE_FIELDS = 11;
 
     /** Decodes the native representation, in the field order of the record. */
     static RequestStats fromNative(long[] v) {
@@ -44,6 +50,6 @@ public record RequestStats(
                             + NATIVE_FIELDS
                             + " values)");
         }
-        return new RequestStats(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]);
+        return new RequestStats(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
     }
 }

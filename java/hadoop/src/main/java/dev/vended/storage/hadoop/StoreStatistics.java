@@ -30,7 +30,9 @@ import org.apache.hadoop.fs.statistics.StoreStatisticNames;
  *       retries (status 5xx, 429, 408, or a transport error before the answer): the retries made,
  *       unless a request exhausted its retry budget ({@link RequestStats#retryableFailures()});
  *   <li>{@value StoreStatisticNames#STORE_IO_THROTTLED}: answers 429 or 503;
- *   <li>{@value #CREDENTIAL_REFRESH}: calls of the table's credential provider.
+ *   <li>{@value #CREDENTIAL_REFRESH}: calls of the table's credential provider;
+ *   <li>{@value #CHECKSUM_MATCHED}, {@value #CHECKSUM_MISMATCH}: whole-object reads whose bytes
+ *       had, or did not have, the checksum the service stores (docs/integrity.md).
  * </ul>
  *
  * <p>Each is the sum over this FileSystem's tables whose store is open, and is also given per table
@@ -43,6 +45,12 @@ final class StoreStatistics implements IOStatistics {
 
     /** The counter of credential provider calls. */
     static final String CREDENTIAL_REFRESH = "credential_refresh";
+
+    /** The counter of whole-object reads whose checksum matched the stored one. */
+    static final String CHECKSUM_MATCHED = "checksum_matched";
+
+    /** The counter of whole-object reads whose checksum did not (each read again, or failed). */
+    static final String CHECKSUM_MISMATCH = "checksum_mismatch";
 
     /** The prefix of per-table counters: {@code table.<name>.<counter>}. */
     static final String TABLE_PREFIX = "table.";
@@ -71,13 +79,15 @@ final class StoreStatistics implements IOStatistics {
         m.put(StoreStatisticNames.STORE_IO_RETRY, s.retryableFailures());
         m.put(StoreStatisticNames.STORE_IO_THROTTLED, s.throttled());
         m.put(CREDENTIAL_REFRESH, s.credentialRefreshes());
+        m.put(CHECKSUM_MATCHED, s.checksumsMatched());
+        m.put(CHECKSUM_MISMATCH, s.checksumMismatches());
         return m;
     }
 
     @Override
     public Map<String, Long> counters() {
         Map<String, Long> out = new TreeMap<>(own.counters());
-        Map<String, Long> sums = counters(new RequestStats(0, 0, 0, 0, 0, 0, 0, 0, 0));
+        Map<String, Long> sums = counters(new RequestStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
         for (Map.Entry<String, ObjectStore> t : stores.get().entrySet()) {
             RequestStats s;
             try {

@@ -6,6 +6,7 @@
 #   bin/bench --suite spark                                # ~2 GiB table, 3 alternating rounds
 #   bin/bench --suite spark --jfr /tmp/jfr                 # + one JFR recording per query run
 #   bin/bench --suite random [--scale-mb 1024] [--budget-mb 256] [--rounds 3]
+#   bin/bench --suite integrity [--rounds 9] [--ops read,write]   # checksums on/off vs the SDK
 #
 # Builds first (BENCH_SKIP_BUILD=1 skips): installs the binding, the testkit and the hadoop module
 # into the local Maven repository (as docs/testkit.md does), then this module, which alone depends

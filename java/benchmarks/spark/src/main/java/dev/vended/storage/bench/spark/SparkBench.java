@@ -32,7 +32,8 @@ import org.apache.spark.sql.SparkSession;
  * requests apart; bytes are the kernel's loopback counters (see {@link Counters}).
  *
  * <pre>
- * --suite spark|random   (spark; random: {@link RandomReads})
+ * --suite spark|random|integrity   (spark; random: {@link RandomReads}; integrity:
+ *                        {@link StreamCost}, options in its javadoc)
  * --scale-mb 2048        table size to aim at (Parquet, MiB); random: object size (max 1024)
  * --sizes 65536,1048576,8388608 --threads 1,4 --clients getRange,stream,sdk --budget-mb 256
  *                        random: read sizes, threads, clients,
@@ -42,6 +43,8 @@ import org.apache.spark.sql.SparkSession;
  * --log-dir DIR          local-s3's log
  * --jfr DIR              one JFR recording (profile settings) per query run, summarized at the end
  * --first-write vended   which FileSystem writes its table first (vended or s3a)
+ * --vended-checksums B   storage option checksums for the vended table (default the library's
+ *                        true; false measures what checksums cost in Spark)
  * --vended-part-size N   vended.storage.write.part-size for the vended write (e.g. 16m; default
  *                        the library's 5 MiB)
  * </pre>
@@ -98,6 +101,8 @@ public final class SparkBench {
                 String report;
                 if (arg("suite", "spark").equals("random")) {
                     report = new RandomReads(this).run();
+                } else if (arg("suite", "spark").equals("integrity")) {
+                    report = new StreamCost(this).run();
                 } else {
                     report = spark();
                 }
@@ -135,6 +140,9 @@ public final class SparkBench {
                 .config("spark.hadoop.bench.vended.ttl-ms", arg("vended-ttl-ms", "60000"));
         if (args.containsKey("vended-part-size")) {
             b.config("spark.hadoop.vended.storage.write.part-size", args.get("vended-part-size"));
+        }
+        if (args.containsKey("vended-checksums")) {
+            b.config(t + "options.checksums", args.get("vended-checksums"));
         }
         String a = "spark.hadoop.fs.s3a.";
         b.config(a + "endpoint", server.endpoint())

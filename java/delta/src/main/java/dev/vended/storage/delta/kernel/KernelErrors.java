@@ -11,9 +11,10 @@ import java.nio.file.FileAlreadyExistsException;
 /**
  * The library's exceptions as the checked exceptions Kernel acts on: a missing object is a {@link
  * FileNotFoundException} (Kernel reads "no {@code _delta_log}" as "no table", a missing {@code
- * _last_checkpoint} as "no checkpoint"), a create-only conflict a {@link FileAlreadyExistsException}
- * (Kernel retries its commit at the next version). Everything else stays the library's {@link
- * StorageException}, an {@link IOException} whose kind and retryability the native core decided.
+ * _last_checkpoint} as "no checkpoint"), a create-only conflict a {@link
+ * FileAlreadyExistsException} (Kernel retries its commit at the next version). Everything else
+ * stays the library's {@link StorageException}, an {@link IOException} whose kind and
+ * retryability the native core decided.
  * Messages name the path; the library's messages hold no secret.
  */
 final class KernelErrors {

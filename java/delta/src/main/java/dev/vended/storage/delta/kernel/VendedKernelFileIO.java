@@ -4,6 +4,7 @@ import dev.vended.storage.ListResult;
 import dev.vended.storage.ObjectMeta;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
+import dev.vended.storage.Redaction;
 import dev.vended.storage.SeekableObjectInputStream;
 import dev.vended.storage.StorageException;
 import dev.vended.storage.StorageOptionsProvider;
@@ -25,15 +26,16 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Delta Kernel's {@link FileIO} on the library's {@link ObjectStore}: a plain Java program reads and
- * writes a Delta table with {@code delta-kernel-defaults}' {@code DefaultEngine} and no Hadoop file
- * system, with credentials that a {@link StorageOptionsProvider} vends and the native side
- * refreshes before they expire.
+ * Delta Kernel's {@link FileIO} on the library's {@link ObjectStore}: a plain Java program reads
+ * and writes a Delta table with {@code delta-kernel-defaults}' {@code DefaultEngine} and no
+ * Hadoop file system, with credentials that a {@link StorageOptionsProvider} vends and the native
+ * side refreshes before they expire.
  *
  * <pre>{@code
- * try (VendedKernelFileIO io = VendedKernelFileIO.open("s3://bucket/tables/t", options, provider)) {
+ * String table = "s3://bucket/tables/t";
+ * try (VendedKernelFileIO io = VendedKernelFileIO.open(table, options, provider)) {
  *     Engine engine = DefaultEngine.create(io);
- *     Snapshot snapshot = TableManager.loadSnapshot("s3://bucket/tables/t").build(engine);
+ *     Snapshot snapshot = TableManager.loadSnapshot(table).build(engine);
  *     ...
  * }
  * }</pre>
@@ -279,7 +281,8 @@ public final class VendedKernelFileIO implements FileIO, AutoCloseable {
 
     /**
      * Deletes one object (one request). S3 does not say whether the object existed, so there a
-     * missing file also returns {@code true}; stores that do say (local files) return {@code false}.
+     * missing file also returns {@code true}; stores that do say (local files) return {@code
+     * false}.
      *
      * @param path a fully qualified path to a file
      * @return {@code false} if the store reported the file missing, else {@code true}
@@ -359,7 +362,7 @@ public final class VendedKernelFileIO implements FileIO, AutoCloseable {
 
     @Override
     public String toString() {
-        return "VendedKernelFileIO{root=" + dev.vended.storage.Redaction.redactUri(root.uri()) + "}";
+        return "VendedKernelFileIO{root=" + Redaction.redactUri(root.uri()) + "}";
     }
 
     private FileStatus status(ObjectMeta meta) {

@@ -12,6 +12,7 @@ import dev.vended.storage.testkit.RecordingProvider;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 
+import org.apache.hadoop.fs.FileSystem;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -59,7 +60,8 @@ class KernelTableRotationTest {
                                 Duration.ofMillis(WRITER_LEAD_MS));
                 VendedKernelFileIO writerIo = VendedKernelFileIO.of(writerStore, Map.of());
                 VendedKernelFileIO readerIo =
-                        VendedKernelFileIO.open(table, readerKeys.fetchStorageOptions(), readerKeys)) {
+                        VendedKernelFileIO.open(
+                                table, readerKeys.fetchStorageOptions(), readerKeys)) {
             Engine writer = DefaultEngine.create(writerIo);
             Engine reader = DefaultEngine.create(readerIo);
 
@@ -127,6 +129,9 @@ class KernelTableRotationTest {
                         (int) (elapsed / READER_TTL_MS),
                         (int) (elapsed / (READER_TTL_MS - readerLead - readerLead / 2)) + 2);
         assertThat(accepted).isGreaterThan(10L * (writerKeys.calls() + readerKeys.calls()));
+        // Kernel loaded Hadoop classes (for Parquet) but never made a Hadoop FileSystem: every
+        // byte went through the FileIO.
+        assertThat(FileSystem.getGlobalStorageStatistics().iterator()).isExhausted();
     }
 
     private static Set<Long> expectedIds(int commits) {

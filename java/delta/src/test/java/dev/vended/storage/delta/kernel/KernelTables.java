@@ -56,20 +56,27 @@ final class KernelTables {
 
     /** Creates the table with its first file; returns the committed version (0). */
     static long create(Engine engine, String path, long firstId, int rows) throws IOException {
-        Transaction txn =
-                TableManager.buildCreateTableTransaction(path, SCHEMA, ENGINE_INFO).build(engine);
-        return commit(engine, txn, firstId, rows);
+        return commit(engine, createTransaction(engine, path), firstId, rows);
     }
 
     /** Appends one file to the latest snapshot; returns the committed version. */
     static long append(Engine engine, String path, long firstId, int rows) throws IOException {
-        Snapshot latest = TableManager.loadSnapshot(path).build(engine);
-        Transaction txn =
-                latest.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
-        return commit(engine, txn, firstId, rows);
+        return commit(engine, appendTransaction(engine, path), firstId, rows);
     }
 
-    private static long commit(Engine engine, Transaction txn, long firstId, int rows)
+    /** A transaction creating the table (nothing written until {@link #commit}). */
+    static Transaction createTransaction(Engine engine, String path) {
+        return TableManager.buildCreateTableTransaction(path, SCHEMA, ENGINE_INFO).build(engine);
+    }
+
+    /** A transaction appending to the latest snapshot (nothing written until {@link #commit}). */
+    static Transaction appendTransaction(Engine engine, String path) {
+        Snapshot latest = TableManager.loadSnapshot(path).build(engine);
+        return latest.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
+    }
+
+    /** Writes one Parquet file of rows and commits it with {@code txn}; returns the version. */
+    static long commit(Engine engine, Transaction txn, long firstId, int rows)
             throws IOException {
         Row state = txn.getTransactionState(engine);
         CloseableIterator<FilteredColumnarBatch> logical =

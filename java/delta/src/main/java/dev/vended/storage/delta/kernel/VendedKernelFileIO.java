@@ -73,6 +73,32 @@ import java.util.Optional;
  * dev.vended.storage.CredentialsException} when the endpoint still refuses after one retry with
  * fresh credentials. No message or {@code toString()} contains a secret.
  *
+ * <h2>The Hadoop classes Kernel still loads</h2>
+ *
+ * No Hadoop {@code FileSystem} is created and no byte goes through one: every read, write and
+ * listing is this FileIO's, so no Hadoop connector ({@code hadoop-aws}, ABFS, GCS) and no {@code
+ * fs.<scheme>.impl} is needed. {@code delta-kernel-defaults} still needs Hadoop's client jars
+ * (it depends on {@code hadoop-client-api} and {@code hadoop-client-runtime}), for Parquet:
+ *
+ * <ul>
+ *   <li>{@code DefaultEngine} links {@code org.apache.hadoop.conf.Configuration} (its other
+ *       factory takes one);
+ *   <li>its Parquet reader and writer are {@code parquet-hadoop}'s, configured with a {@code
+ *       HadoopParquetConfiguration}: a new {@code Configuration}, which reads {@code
+ *       core-default.xml} (and a {@code core-site.xml} on the class path) with the XML parser
+ *       {@code hadoop-client-runtime} shades, and loads the {@code FileSystem} and {@code
+ *       LocalFileSystem} classes without creating either;
+ *   <li>Parquet compresses through Hadoop's codec interfaces ({@code
+ *       org.apache.hadoop.io.compress}: {@code CompressionCodec}, {@code CodecPool}), whose
+ *       {@code ReflectionUtils} loads {@code mapred.JobConf} and, through its deprecated keys,
+ *       some {@code mapreduce} classes; {@code CodecPool} uses Hadoop's shaded Guava.
+ * </ul>
+ *
+ * <p>{@code delta-storage} (Delta's {@code LogStore}), which {@code delta-kernel-defaults} also
+ * brings, is not loaded: commits are this FileIO's create-only writes. (Checked by logging the
+ * classes a JVM running {@code KernelCommitsTest} loads; {@code KernelTableRotationTest} asserts
+ * Hadoop's file-system statistics stay empty.)
+ *
  * <p>Thread-safe; Kernel may use it from several threads. {@link #close()} closes the store when
  * this FileIO opened it.
  */

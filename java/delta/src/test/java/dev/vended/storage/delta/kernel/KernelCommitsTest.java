@@ -63,6 +63,19 @@ class KernelCommitsTest {
         }
     }
 
+    @Test
+    void theDocsExampleOpensTheLatestSnapshot() throws Exception {
+        String table = S3.uri("commits/docs");
+        RecordingProvider provider = S3.provider(Duration.ofMinutes(5), "commits/docs/");
+        try (VendedKernelFileIO io = io(table, provider)) {
+            Engine engine = DefaultEngine.create(io);
+            KernelTables.create(engine, table, 0, 10);
+            KernelTables.append(engine, table, 1_000, 10);
+        }
+        assertThat(KernelDocsExample.latestVersion(table, provider.fetchStorageOptions(), provider))
+                .isEqualTo(1);
+    }
+
     /**
      * Two appends prepared from the same snapshot: the second one's create-only write of version
      * 1 finds it taken ({@code FileAlreadyExistsException}), Kernel checks that the two appends do

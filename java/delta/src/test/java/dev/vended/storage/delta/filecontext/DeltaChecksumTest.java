@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with Hadoop's default (S3A's class, absent) Delta logs "Failed to write the checksum" and goes
  * on without them.
  */
-@Timeout(120)
+@Timeout(180)
 class DeltaChecksumTest {
 
     private static final String BUCKET = "deltacrc";

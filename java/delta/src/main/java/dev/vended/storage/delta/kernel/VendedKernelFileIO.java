@@ -78,7 +78,8 @@ import java.util.Optional;
  * No Hadoop {@code FileSystem} is created and no byte goes through one: every read, write and
  * listing is this FileIO's, so no Hadoop connector ({@code hadoop-aws}, ABFS, GCS) and no {@code
  * fs.<scheme>.impl} is needed. {@code delta-kernel-defaults} still needs Hadoop's client jars
- * (it depends on {@code hadoop-client-api} and {@code hadoop-client-runtime}), for Parquet:
+ * (it depends on {@code hadoop-client-runtime}, which brings {@code hadoop-client-api}), for
+ * Parquet:
  *
  * <ul>
  *   <li>{@code DefaultEngine} links {@code org.apache.hadoop.conf.Configuration} (its other

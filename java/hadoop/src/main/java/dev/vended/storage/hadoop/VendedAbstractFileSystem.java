@@ -19,8 +19,9 @@ import org.apache.hadoop.fs.UnsupportedFileSystemException;
 /**
  * The {@link org.apache.hadoop.fs.AbstractFileSystem} of {@link VendedFileSystem}: what Hadoop's
  * {@link org.apache.hadoop.fs.FileContext} uses for a scheme, and so Spark's Structured Streaming
- * checkpoints ({@code FileContextBasedCheckpointFileManager}) and Delta Lake's log store. Bind it
- * for each scheme bound to {@link VendedFileSystem}, beside the FileSystem key:
+ * checkpoints ({@code FileContextBasedCheckpointFileManager}), Delta Lake's checksum files ({@code
+ * _delta_log/<version>.crc}, written through the same manager) and its {@code HDFSLogStore}. Bind
+ * it for each scheme bound to {@link VendedFileSystem}, beside the FileSystem key:
  *
  * <pre>
  * fs.s3a.impl=dev.vended.storage.hadoop.VendedFileSystem

@@ -1,6 +1,7 @@
 package dev.vended.storage.bench.spark;
 
 import dev.vended.storage.ObjectStore;
+import dev.vended.storage.hadoop.VendedAbstractFileSystem;
 import dev.vended.storage.hadoop.VendedFileSystem;
 import dev.vended.storage.testkit.LocalS3Server;
 import dev.vended.storage.testkit.RequestRecord;
@@ -129,6 +130,9 @@ public final class SparkBench {
                 .config("spark.sql.shuffle.partitions", "4")
                 // With or without the committer: VendedFileSystem writes its work paths itself.
                 .config("spark.hadoop.fs.vended.impl", VendedFileSystem.class.getName())
+                // ... and its FileContext binding (Spark's checkpoint files, Delta's checksums).
+                .config("spark.hadoop.fs.AbstractFileSystem.vended.impl",
+                        VendedAbstractFileSystem.class.getName())
                 // Both: Parquet's vectored reads (readVectored), as S3A's docs recommend.
                 .config("spark.hadoop.parquet.hadoop.vectored.io.enabled", "true");
         String t = "spark.hadoop.vended.storage.table.bench.";

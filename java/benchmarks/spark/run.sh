@@ -7,6 +7,7 @@
 #   bin/bench --suite spark --jfr /tmp/jfr                 # + one JFR recording per query run
 #   bin/bench --suite random [--scale-mb 1024] [--budget-mb 256] [--rounds 3]
 #   bin/bench --suite integrity [--rounds 9] [--ops read,write]   # checksums on/off vs the SDK
+#   bin/bench --suite delta [--scale-mb 1024] [--appends 20] [--rounds 2]   # Delta vs S3A
 #
 # Builds first (BENCH_SKIP_BUILD=1 skips): installs the binding, the testkit and the hadoop module
 # into the local Maven repository (as docs/testkit.md does), then this module, which alone depends
@@ -31,7 +32,7 @@ done
 echo "== $(uptime)"
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   echo "== building the binding, the testkit, the hadoop module, then the Spark benchmarks"
-  mvn -B -ntp -q -f "$ROOT/java/pom.xml" "-Dcargo.target.dir=$TARGET_DIR" -pl core,testkit,hadoop -am \
+  mvn -B -ntp -q -f "$ROOT/java/pom.xml" "-Dcargo.target.dir=$TARGET_DIR" -pl core,testkit,hadoop,delta -am \
     install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true
   mvn -B -ntp -q -f "$HERE/pom.xml" package -DskipTests
 fi

@@ -26,7 +26,12 @@ final class Lineitem {
 
     /** {@code rows} rows in {@code files} partitions (one Parquet file each). */
     static Dataset<Row> generate(SparkSession spark, long rows, int files) {
-        return spark.range(0, rows, 1, files).selectExpr(
+        return generate(spark, 0, rows, files);
+    }
+
+    /** As {@link #generate(SparkSession, long, int)}, for row numbers from {@code first}. */
+    static Dataset<Row> generate(SparkSession spark, long first, long rows, int files) {
+        return spark.range(first, first + rows, 1, files).selectExpr(
                 "id DIV 4 AS l_orderkey",
                 "pmod(xxhash64(id, 1), 2000000) AS l_partkey",
                 "pmod(xxhash64(id, 2), 100000) AS l_suppkey",

@@ -33,8 +33,8 @@ import org.apache.spark.sql.SparkSession;
  * requests apart; bytes are the kernel's loopback counters (see {@link Counters}).
  *
  * <pre>
- * --suite spark|random|integrity   (spark; random: {@link RandomReads}; integrity:
- *                        {@link StreamCost}, options in its javadoc)
+ * --suite spark|random|integrity|delta   (spark; random: {@link RandomReads}; integrity:
+ *                        {@link StreamCost}; delta: {@link DeltaBench}; options in their javadoc)
  * --scale-mb 2048        table size to aim at (Parquet, MiB); random: object size (max 1024)
  * --sizes 65536,1048576,8388608 --threads 1,4 --clients getRange,stream,sdk --budget-mb 256
  *                        random: read sizes, threads, clients,
@@ -104,6 +104,8 @@ public final class SparkBench {
                     report = new RandomReads(this).run();
                 } else if (arg("suite", "spark").equals("integrity")) {
                     report = new StreamCost(this).run();
+                } else if (arg("suite", "spark").equals("delta")) {
+                    report = new DeltaBench(this).run();
                 } else {
                     report = spark();
                 }
@@ -124,8 +126,22 @@ public final class SparkBench {
                 / Double.parseDouble(arg("bytes-per-row", "39")));
         int files = Math.max(2, (int) Math.round(Double.parseDouble(arg("scale-mb", "2048")) / 128));
         int rounds = Integer.parseInt(arg("rounds", "3"));
+        spark = builder("vended-bench-spark").getOrCreate();
+        if (args.containsKey("jfr")) {
+            jfr = new Jfr(Path.of(args.get("jfr")));
+        }
+        spark.sparkContext().setLogLevel("WARN");
+        return measure(rows, files, rounds);
+    }
+
+    /**
+     * Spark {@code local[2]} with both FileSystems: {@code vended://} (VendedFileSystem, its
+     * FileContext binding, table {@code bench} with {@link BenchProvider}'s keys) and {@code
+     * s3a://} (one 4 h key), on the endpoint started here.
+     */
+    SparkSession.Builder builder(String app) throws java.io.IOException {
         VendedCredentials s3aKey = server.issueCredentials(4 * 3600_000L, null);
-        SparkSession.Builder b = SparkSession.builder().appName("vended-bench-spark").master("local[2]")
+        SparkSession.Builder b = SparkSession.builder().appName(app).master("local[2]")
                 .config("spark.ui.enabled", "false")
                 .config("spark.sql.shuffle.partitions", "4")
                 // With or without the committer: VendedFileSystem writes its work paths itself.
@@ -161,11 +177,11 @@ public final class SparkBench {
                 // S3A's advice for Parquet/ORC: random IO (ranged GETs sized to the read).
                 .config(a + "experimental.input.fadvise", "random")
                 .config(a + "bucket.probe", "0");
-        spark = b.getOrCreate();
-        if (args.containsKey("jfr")) {
-            jfr = new Jfr(Path.of(args.get("jfr")));
-        }
-        spark.sparkContext().setLogLevel("WARN");
+        return b;
+    }
+
+    /** The Parquet suite after the session started: writes, warm-up, alternating query rounds. */
+    String measure(long rows, int files, int rounds) throws Exception {
 
         System.out.printf(Locale.ROOT, "table: %,d rows in %d files (aiming at %s MiB), %d rounds%n",
                 rows, files, arg("scale-mb", "2048"), rounds);

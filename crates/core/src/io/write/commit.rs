@@ -33,9 +33,11 @@ use super::WriteResult;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::VendedStore;
 
-/// The user-metadata key of a commit's per-write id (sent as `x-amz-meta-vended-write-id` on
-/// S3, `x-ms-meta-vended-write-id` on Azure, `x-goog-meta-vended-write-id` on GCS).
-pub const WRITE_ID_METADATA: &str = "vended-write-id";
+/// The user-metadata key of a commit's per-write id (sent as `x-amz-meta-vendedwriteid` on
+/// S3, `x-ms-meta-vendedwriteid` on Azure, `x-goog-meta-vendedwriteid` on GCS). Letters only:
+/// Azure takes only C# identifiers as metadata names (a `-` is refused with 400
+/// `InvalidMetadata`), and some proxies drop header names with `_`.
+pub const WRITE_ID_METADATA: &str = "vendedwriteid";
 
 /// The name prefix of the probe object [`VendedStore::put_commit`] writes (twice) and deletes
 /// beside a store's first commit; the rest of the name is a random id.

@@ -111,12 +111,16 @@ pub enum Error {
     /// with create-only PUTs was accepted twice, so commits written there could overwrite each
     /// other without an error. Refused before any commit is written (see
     /// `VendedStore::put_commit`).
-    #[error("refusing to commit {location}: the endpoint {endpoint} ignores create-only writes (If-None-Match: *): a probe object written twice with the condition was accepted both times, so concurrent commits would overwrite each other silently; use an endpoint that honours conditional writes (Amazon S3, Azure Blob Storage, Google Cloud Storage), or, on this endpoint, a single writer per table or a commit coordinator such as Delta's S3DynamoDBLogStore")]
+    #[error("refusing to commit {location}: {endpoint} ignores create-only writes ({condition}): a probe object written twice with the condition was accepted both times, so concurrent commits would overwrite each other silently; use an endpoint that honours conditional writes (Amazon S3, Azure Blob Storage, Google Cloud Storage), or, on this endpoint, a single writer per table or a commit coordinator such as Delta's S3DynamoDBLogStore")]
     ConditionIgnored {
         /// The commit that was refused, e.g. `s3://bucket/table/_delta_log/00000000000000000003.json`.
         location: String,
-        /// The endpoint (the store's endpoint option, or the cloud's default service).
+        /// The endpoint, for messages: `the endpoint <its option's value>`, or the cloud's
+        /// default service.
         endpoint: String,
+        /// The create-only condition the endpoint ignored (`If-None-Match: *` on S3 and Azure,
+        /// `x-goog-if-generation-match: 0` on GCS).
+        condition: &'static str,
     },
 
     /// A write failed with `cause`, and its multipart upload could not be aborted (yet), so

@@ -32,6 +32,7 @@ use object_store::{
 use super::WriteResult;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::VendedStore;
+use crate::uri::Scheme;
 
 /// The user-metadata key of a commit's per-write id (sent as `x-amz-meta-vendedwriteid` on
 /// S3, `x-ms-meta-vendedwriteid` on Azure, `x-goog-meta-vendedwriteid` on GCS). Letters only:
@@ -174,6 +175,10 @@ impl VendedStore {
                 path
             ),
             endpoint: self.endpoint_name(),
+            condition: match self.key().scheme {
+                Scheme::Gcs => "x-goog-if-generation-match: 0",
+                _ => "If-None-Match: *",
+            },
         })
     }
 
@@ -218,15 +223,15 @@ impl VendedStore {
         Ok(honoured)
     }
 
-    /// The endpoint the store sends requests to, for messages: its `*endpoint` option, else the
-    /// cloud's default service.
+    /// The endpoint the store sends requests to, for messages: `the endpoint <url>` from its
+    /// `*endpoint` or `*_base_url` option (`google_base_url`), else the cloud's default service.
     fn endpoint_name(&self) -> String {
         let key = self.key();
         key.options
             .iter()
-            .find(|(k, _)| k == "endpoint" || k.ends_with("_endpoint"))
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| format!("the default {} endpoint", key.scheme.as_str()))
+            .find(|(k, _)| k == "endpoint" || k.ends_with("_endpoint") || k.ends_with("_base_url"))
+            .map(|(_, v)| format!("the endpoint {v}"))
+            .unwrap_or_else(|| format!("the default {} service", key.scheme.as_str()))
     }
 }
 

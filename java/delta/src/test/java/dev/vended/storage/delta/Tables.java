@@ -14,8 +14,10 @@ final class Tables {
         Configuration c = new Configuration(false);
         c.set("fs.s3a.impl", VendedFileSystem.class.getName());
         c.set("fs.abfss.impl", VendedFileSystem.class.getName());
+        c.set("fs.gs.impl", VendedFileSystem.class.getName());
         c.setBoolean("fs.s3a.impl.disable.cache", true);
         c.setBoolean("fs.abfss.impl.disable.cache", true);
+        c.setBoolean("fs.gs.impl.disable.cache", true);
         return c;
     }
 
@@ -50,6 +52,21 @@ final class Tables {
         c.set(p + "options.azure_storage_use_emulator", "true");
         c.set(p + "options.azure_storage_endpoint", endpoint);
         c.set(p + "options.azure_storage_account_name", "devstoreaccount1");
+        c.set(p + "lead-time", "1s");
+        c.setLong("test.delta." + name + ".ttl-ms", ttlMillis);
+        return c;
+    }
+
+    /**
+     * Adds table {@code name} at {@code gs://bucket/prefix/} on fake-gcs-server's proxy at {@code
+     * url}, with tokens from {@link GcsTestProvider} living {@code ttlMillis}.
+     */
+    static Configuration gcs(
+            Configuration c, String url, String name, String bucket, String prefix, long ttlMillis) {
+        String p = "vended.storage.table." + name + ".";
+        c.set(p + "location", "gs://" + bucket + "/" + prefix + "/");
+        c.set(p + "provider.class", GcsTestProvider.class.getName());
+        c.set(p + "options.google_base_url", url);
         c.set(p + "lead-time", "1s");
         c.setLong("test.delta." + name + ".ttl-ms", ttlMillis);
         return c;

@@ -14,7 +14,8 @@ import java.util.List;
 /**
  * A barrier across JVMs over a 127.0.0.1 socket: {@link Server} waits until every party said it
  * is ready for a round, then lets them all go; {@link #await(long)} is a party's side. Reads time
- * out after 60 s, so a party that died fails the others instead of hanging them.
+ * out after 150 s (a child JVM may take a minute to start on a loaded machine), so a party that
+ * died fails the others instead of hanging them.
  */
 final class Barrier implements AutoCloseable {
 
@@ -27,7 +28,7 @@ final class Barrier implements AutoCloseable {
 
     Barrier(int port) throws IOException {
         socket = new Socket(InetAddress.getLoopbackAddress(), port);
-        socket.setSoTimeout(60_000);
+        socket.setSoTimeout(150_000);
         in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
         out = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8);
     }
@@ -52,7 +53,7 @@ final class Barrier implements AutoCloseable {
 
         Server() throws IOException {
             server = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
-            server.setSoTimeout(60_000);
+            server.setSoTimeout(150_000);
         }
 
         int port() {
@@ -67,7 +68,7 @@ final class Barrier implements AutoCloseable {
                 List<PrintWriter> outs = new ArrayList<>();
                 for (int i = 0; i < parties; i++) {
                     Socket s = server.accept();
-                    s.setSoTimeout(60_000);
+                    s.setSoTimeout(150_000);
                     sockets.add(s);
                     ins.add(new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8)));
                     outs.add(new PrintWriter(s.getOutputStream(), true, StandardCharsets.UTF_8));

@@ -106,11 +106,11 @@ class TwoDriverRaceTest {
                         prefix + "-w" + w, Integer.toString(VERSIONS), Integer.toString(barrier.port()),
                         Integer.toString(w));
                 children.add(pool.submit(() -> ChildJvm.run(
-                        cp, jvmArgs, RaceWriter.class.getName(), args, Duration.ofSeconds(120))));
+                        cp, jvmArgs, RaceWriter.class.getName(), args, Duration.ofSeconds(240))));
             }
             List<Map<Integer, String>> outcomes = new ArrayList<>();
             for (Future<ChildJvm.Result> f : children) {
-                ChildJvm.Result r = f.get(150, TimeUnit.SECONDS);
+                ChildJvm.Result r = f.get(270, TimeUnit.SECONDS);
                 assertThat(r.exitCode()).as(r.describe()).isZero();
                 Map<Integer, String> byVersion = new HashMap<>();
                 Matcher m = RESULT.matcher(r.output());

@@ -198,7 +198,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
 /// The number of the JNI contract between the Java classes of `dev.vended.storage` and this
 /// library. Bump it whenever an exported native method is added, removed or renamed, or changes
 /// its parameter or return types, and bump `NativeLoader.NATIVE_ABI` (Java) with it.
-pub const NATIVE_ABI: u32 = 6;
+pub const NATIVE_ABI: u32 = 7;
 
 /// `private static native String nativeAbi()` of `dev.vended.storage.NativeLoader`: the first
 /// native method the Java side calls after loading the library, before any other, to check that

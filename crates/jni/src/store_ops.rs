@@ -1,5 +1,5 @@
-//! The exports of an open store's operations (`NativeBridge.get`, `getRange`, `put`, `head`,
-//! `list`, `delete`, `refreshStats`, `requestStats`, `setAuditContext`, `close`): each resolves the store handle, runs the
+//! The exports of an open store's operations (`NativeBridge.get`, `getRange`, `put`,
+//! `putCommit`, `head`, `list`, `delete`, `refreshStats`, `requestStats`, `setAuditContext`, `close`): each resolves the store handle, runs the
 //! operation on the binding's runtime and converts the result for Java.
 
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
@@ -72,6 +72,36 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_put<'l>(
         let bytes = env.convert_byte_array(&data)?;
         block_on(store.put(&path, bytes.into()))??;
         Ok(())
+    })
+    .resolve::<ThrowJava>()
+}
+
+/// `{eTag, version, "true"|"false" (recognised retry)}` of `VendedStore::put_commit`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeBridge_putCommit<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    path: JString<'l>,
+    data: JByteArray<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        let store = store(handle)?;
+        let path = string_arg(env, &path, "path")?;
+        if data.is_null() {
+            return Err(BridgeError::Argument("data must not be null".into()));
+        }
+        let bytes = env.convert_byte_array(&data)?;
+        let r = block_on(store.put_commit(&path, bytes.into()))??;
+        string_array(
+            env,
+            [
+                r.write.e_tag,
+                r.write.version,
+                Some(r.recognised_retry.to_string()),
+            ]
+            .into_iter(),
+        )
     })
     .resolve::<ThrowJava>()
 }

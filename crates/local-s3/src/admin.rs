@@ -12,6 +12,9 @@
 //! | `GET /_admin/requests` | 200 `[{"access_key_id","method","bucket","key","accepted","reason","status","user_agent"}]` |
 //! | `POST /_admin/flip?key=bucket/key&where=request\|response[&offset=N]` | 204 (one bit flip armed, see [`crate::faults`]) |
 //! | `GET /_admin/flips` | 200 `{"request":N,"response":N,"armed":N}` |
+//! | `POST /_admin/lose-answer?key=bucket/key[&count=N]` | 204 (the next N successful PutObject answers of the key lost, see [`crate::answers`]) |
+//! | `GET /_admin/lost-answers` | 200 `{"lost":N,"armed":N}` |
+//! | `POST /_admin/ignore-conditions?bucket=B[&ignore=false]` | 204 (PutObject in B ignores If-None-Match / If-Match, or honours them again) |
 //!
 //! Errors are `{"error":"message"}` with 400 (bad input), 404 (unknown path) or 405.
 
@@ -166,6 +169,58 @@ fn flip(state: &State, uri: &Uri) -> Response<Body> {
     no_content()
 }
 
+/// Arms lost answers: `key=bucket/key` (required), `count=N` (default 1).
+fn lose_answer(state: &State, uri: &Uri) -> Response<Body> {
+    let target = query_param(uri, "key").unwrap_or_default();
+    let Some((bucket, key)) = target
+        .split_once('/')
+        .filter(|(b, k)| crate::state::is_valid_bucket_name(b) && !k.is_empty())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("key must be bucket/key with a valid bucket name and a key, got {target:?}"),
+        );
+    };
+    let count = match query_param(uri, "count") {
+        None => 1,
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("count must be a positive whole number, got {text:?}"),
+                )
+            }
+        },
+    };
+    state.answers().lose_answers(bucket, key, count);
+    no_content()
+}
+
+/// Makes a bucket's PutObject ignore conditions: `bucket=B` (required), `ignore=true|false`
+/// (default true).
+fn ignore_conditions(state: &State, uri: &Uri) -> Response<Body> {
+    let bucket = query_param(uri, "bucket").unwrap_or_default();
+    if !crate::state::is_valid_bucket_name(&bucket) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("bucket must be a valid bucket name, got {bucket:?}"),
+        );
+    }
+    let ignore = match query_param(uri, "ignore").as_deref() {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(other) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ignore must be true or false, got {other:?}"),
+            )
+        }
+    };
+    state.answers().ignore_conditions(&bucket, ignore);
+    no_content()
+}
+
 /// Serves one admin request; never panics on bad input.
 pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response<Body> {
     let path = uri
@@ -175,8 +230,10 @@ pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response
         .trim_end_matches('/');
     let (route, rest) = path.split_once('/').unwrap_or((path, ""));
     let expected = match route {
-        "health" | "stats" | "requests" | "uploads" | "flips" => Method::GET,
-        "buckets" | "credentials" | "revoke" | "flip" => Method::POST,
+        "health" | "stats" | "requests" | "uploads" | "flips" | "lost-answers" => Method::GET,
+        "buckets" | "credentials" | "revoke" | "flip" | "lose-answer" | "ignore-conditions" => {
+            Method::POST
+        }
         _ => {
             return error(
                 StatusCode::NOT_FOUND,
@@ -211,6 +268,12 @@ pub(crate) fn handle(state: &Arc<State>, method: &Method, uri: &Uri) -> Response
         "credentials" => issue(state, uri),
         "revoke" => revoke(state, uri),
         "flip" => flip(state, uri),
+        "lose-answer" => lose_answer(state, uri),
+        "ignore-conditions" => ignore_conditions(state, uri),
+        "lost-answers" => {
+            let (lost, armed) = state.answers().counts();
+            json_response(StatusCode::OK, &json!({ "lost": lost, "armed": armed }))
+        }
         "flips" => {
             let c = state.faults().counts();
             json_response(

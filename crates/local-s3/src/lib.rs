@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 mod admin;
+mod answers;
 mod auth;
 mod faults;
 mod permissions;
@@ -326,6 +327,26 @@ impl LocalS3 {
     /// and key.
     pub fn arm_flip(&self, side: FlipSide, bucket: &str, key: &str, offset: Option<u64>) {
         self.state.faults().arm(side, bucket, key, offset);
+    }
+
+    /// Arms `count` lost answers for PutObject of `bucket`/`key`: each of the next `count`
+    /// successful PutObjects of the key is stored, then answered `500 InternalError`, so the
+    /// client retries a write that landed. Also `POST
+    /// /_admin/lose-answer?key=bucket/key[&count=N]`.
+    pub fn lose_next_put_answers(&self, bucket: &str, key: &str, count: u64) {
+        self.state.answers().lose_answers(bucket, key, count);
+    }
+
+    /// `(answers lost so far, lost answers still armed)`. Also `GET /_admin/lost-answers`.
+    pub fn lost_answers(&self) -> (u64, u64) {
+        self.state.answers().counts()
+    }
+
+    /// Makes PutObject in `bucket` ignore `If-None-Match` and `If-Match` (`true`: every PUT
+    /// overwrites, as servers without conditional writes do) or honour them again. Also `POST
+    /// /_admin/ignore-conditions?bucket=B[&ignore=false]`.
+    pub fn ignore_conditions(&self, bucket: &str, ignore: bool) {
+        self.state.answers().ignore_conditions(bucket, ignore);
     }
 
     /// How many bodies had a bit flipped so far, by side, and how many flips are still armed.

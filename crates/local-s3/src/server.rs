@@ -63,6 +63,10 @@ impl Frontend {
             .get(hyper::header::USER_AGENT)
             .map(|v| String::from_utf8_lossy(&v.as_bytes()[..v.len().min(512)]).into_owned());
         let (path_bucket, path_key) = bucket_and_key(req.uri().path());
+        // A PutObject (not UploadPart, not CopyObject): its answer may be armed to be lost.
+        let put_object = req.method() == hyper::Method::PUT
+            && !req.uri().query().unwrap_or("").contains("uploadId=")
+            && !req.headers().contains_key("x-amz-copy-source");
 
         let ctx = Arc::new(Mutex::new(RequestContext::default()));
         let result = REQUEST
@@ -70,6 +74,16 @@ impl Frontend {
             .await;
         let ctx = std::mem::take(&mut *ctx.lock().unwrap_or_else(PoisonError::into_inner));
 
+        let mut result = result;
+        if put_object && matches!(&result, Ok(resp) if resp.status().is_success()) {
+            let bucket = ctx.bucket.clone().or_else(|| path_bucket.clone());
+            let key = ctx.key.clone().or_else(|| path_key.clone());
+            if let (Some(b), Some(k)) = (bucket, key) {
+                if self.state.answers().take_lost(&b, &k) {
+                    result = Ok(lost_answer());
+                }
+            }
+        }
         let status = match &result {
             Ok(resp) => resp.status(),
             Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -122,6 +136,22 @@ impl hyper::service::Service<Request<Incoming>> for Frontend {
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         Box::pin(self.clone().serve(req))
     }
+}
+
+/// The answer that replaces a stored PutObject's success when its answer is armed to be lost
+/// (see [`crate::answers`]).
+fn lost_answer() -> HttpResponse {
+    let mut resp = hyper::Response::new(Body::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InternalError</Code>\
+         <Message>We encountered an internal error. Please try again.</Message></Error>"
+            .to_owned(),
+    ));
+    *resp.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    resp.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/xml"),
+    );
+    resp
 }
 
 /// `<Code>` of an S3 error document held in memory.

@@ -110,6 +110,8 @@ pub(crate) struct State {
     uploads: crate::store::Uploads,
     /// Armed bit flips and their counters.
     faults: crate::faults::Faults,
+    /// Lost answers and ignored conditions.
+    answers: crate::answers::AnswerFaults,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -147,12 +149,18 @@ impl State {
             clock_offset_millis: std::sync::atomic::AtomicI64::new(0),
             uploads: crate::store::Uploads::default(),
             faults: crate::faults::Faults::default(),
+            answers: crate::answers::AnswerFaults::default(),
         }
     }
 
     /// Armed bit flips (see [`crate::faults`]).
     pub fn faults(&self) -> &crate::faults::Faults {
         &self.faults
+    }
+
+    /// Lost answers and ignored conditions (see [`crate::answers`]).
+    pub fn answers(&self) -> &crate::answers::AnswerFaults {
+        &self.answers
     }
 
     /// Multipart uploads started and neither completed nor aborted.

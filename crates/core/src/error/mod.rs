@@ -107,6 +107,22 @@ pub enum Error {
         actual: String,
     },
 
+    /// The endpoint ignores create-only conditions (`If-None-Match: *`): a probe written twice
+    /// with create-only PUTs was accepted twice, so commits written there could overwrite each
+    /// other without an error. Refused before any commit is written (see
+    /// `VendedStore::put_commit`).
+    #[error("refusing to commit {location}: {endpoint} ignores create-only writes ({condition}): a probe object written twice with the condition was accepted both times, so concurrent commits would overwrite each other silently; use an endpoint that honours conditional writes (Amazon S3, Azure Blob Storage, Google Cloud Storage), or, on this endpoint, a single writer per table or a commit coordinator such as Delta's S3DynamoDBLogStore")]
+    ConditionIgnored {
+        /// The commit that was refused, e.g. `s3://bucket/table/_delta_log/00000000000000000003.json`.
+        location: String,
+        /// The endpoint, for messages: `the endpoint <its option's value>`, or the cloud's
+        /// default service.
+        endpoint: String,
+        /// The create-only condition the endpoint ignored (`If-None-Match: *` on S3 and Azure,
+        /// `x-goog-if-generation-match: 0` on GCS).
+        condition: &'static str,
+    },
+
     /// A write failed with `cause`, and its multipart upload could not be aborted (yet), so
     /// parts it uploaded may still be stored (and billed) at `location`, invisible to reads and
     /// listings. `message` says so, names the upload and what becomes of it. The kind,
@@ -235,6 +251,7 @@ impl Error {
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Closed(_) => ErrorKind::Closed,
             Error::ChecksumMismatch { .. } => ErrorKind::Integrity,
+            Error::ConditionIgnored { .. } => ErrorKind::Io,
             Error::ObjectStore(e) => object_store_kind(e),
             Error::UploadLeft { cause, .. } => cause.kind(),
         }

@@ -14,6 +14,7 @@
 //! | [`VendedStore::get_ranges_merged`] / [`VendedStore::get_ranges`] | several ranges of one object, nearby ones merged into one GET by a [`RangeMerge`] (Hadoop's rule, or `object_store`'s 1 MiB) |
 //! | [`VendedStore::writer`] | an [`ObjectWriter`]: one PUT when small, else a multipart upload |
 //! | [`VendedStore::put_opts`] | a PUT with a [`WriteMode`]: overwrite, create-only, if-ETag-matches |
+//! | [`VendedStore::put_commit`] | a table format's commit file: one create-only PUT that recognises its own retried attempt, on an endpoint probed once to honour the condition |
 //! | [`VendedStore::list_stream`] / [`VendedStore::list_with_delimiter`] | listings |
 //! | [`VendedStore::copy`], [`VendedStore::copy_if_not_exists`], [`VendedStore::rename`], [`VendedStore::rename_if_not_exists`] | server-side copies |
 //!
@@ -33,8 +34,9 @@ pub use list::{DelimitedListing, ObjectLister};
 pub use read::{ObjectBody, RangeRead};
 pub use vectored::{RangeMerge, VECTORED_PARALLEL};
 pub use write::{
-    ObjectWriter, PendingCommit, WriteMode, WriteResult, WriterOptions, ABORT_FIRST_PAUSE,
-    ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW, PENDING_COMMIT_VERSION,
+    CommitResult, ObjectWriter, PendingCommit, WriteMode, WriteResult, WriterOptions,
+    ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW,
+    CONDITION_PROBE_PREFIX, PENDING_COMMIT_VERSION, WRITE_ID_METADATA,
 };
 
 use object_store::path::Path;

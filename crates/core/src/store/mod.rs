@@ -42,6 +42,9 @@ pub struct StoreEntry {
     pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
     pub(crate) refresher: Option<Arc<dyn RefresherHandle>>,
     pub(crate) counters: Arc<RequestCounters>,
+    /// Whether the endpoint honours create-only PUTs, probed before the store's first commit
+    /// (`VendedStore::put_commit`); unset until then.
+    pub(crate) create_only_honoured: tokio::sync::OnceCell<bool>,
     handles: AtomicUsize,
     on_last_release: Option<Box<dyn Fn() + Send + Sync>>,
 }
@@ -61,6 +64,7 @@ impl StoreEntry {
             multipart,
             refresher,
             counters,
+            create_only_honoured: tokio::sync::OnceCell::new(),
             handles: AtomicUsize::new(0),
             on_last_release,
         }

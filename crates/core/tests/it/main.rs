@@ -46,6 +46,7 @@ mod catalog_lance_azure;
 mod catalog_unity;
 mod catalog_unity_server;
 mod client_options;
+mod commit_files;
 mod conformance_local;
 mod conformance_localstack;
 mod conformance_moto;

@@ -18,6 +18,7 @@ use crate::session::Session;
 use crate::store::{StoreEntry, VendedStore};
 
 mod abandon;
+mod commit;
 mod parts;
 mod pending;
 #[cfg(test)]
@@ -25,6 +26,7 @@ mod race_tests;
 mod upload;
 
 pub use abandon::{ABORT_FIRST_PAUSE, ABORT_MAX_ATTEMPTS, ABORT_MAX_PAUSE, ABORT_RETRY_WINDOW};
+pub use commit::{CommitResult, CONDITION_PROBE_PREFIX, WRITE_ID_METADATA};
 use parts::Chunk;
 pub use pending::{PendingCommit, PENDING_COMMIT_VERSION};
 use upload::{Ctx, Target, Upload};

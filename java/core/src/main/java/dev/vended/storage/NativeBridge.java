@@ -73,6 +73,10 @@ final class NativeBridge {
 
     static native void put(long handle, String path, byte[] data) throws StorageException;
 
+    /** Returns {@code {eTag|null, version|null, "true"|"false" (recognised retry)}}. */
+    static native String[] putCommit(long handle, String path, byte[] data)
+            throws StorageException;
+
     /** Returns {@code {path, size, lastModifiedMillis, eTag|null, version|null}}. */
     static native String[] head(long handle, String path) throws StorageException;
 

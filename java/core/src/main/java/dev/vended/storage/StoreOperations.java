@@ -308,6 +308,36 @@ public abstract class StoreOperations {
     }
 
     /**
+     * Writes a table format's commit file (a Delta log entry, for example): one atomic create-only
+     * PUT carrying a per-write id in the object's user metadata, so that of racing writers exactly
+     * one succeeds. Unlike {@link #putIfAbsent}, a retried attempt whose first attempt was stored
+     * (its answer lost) succeeds: a refused attempt reads the object back (one GET) and takes it as
+     * its own when it carries this write's id (or, on an endpoint that drops user metadata, no id
+     * and the same bytes). Before the store's first commit the endpoint is checked, once per store,
+     * to honour create-only writes: a probe object next to {@code path} is written twice with the
+     * condition and deleted.
+     *
+     * @param path the commit's path, relative to the store's prefix
+     * @param data the bytes (copied before the call returns)
+     * @return the commit's ETag and version, and whether a retry was recognised as this write's
+     * @throws ObjectAlreadyExistsException if another writer's object is at the path
+     * @throws StorageException of kind {@code IO} if the endpoint ignores create-only conditions
+     *     (its message names the endpoint and the safe alternatives; nothing was written), or as
+     *     {@link ObjectStore#put(String, byte[])}
+     */
+    public CommitResult putCommit(String path, byte[] data) throws StorageException {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(data, "data");
+        long h = acquireHandle();
+        try {
+            return CommitResult.fromNative(NativeBridge.putCommit(h, path, data));
+        } finally {
+            releaseHandle();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Replaces an object only if its ETag is {@code eTag} (one atomic conditional PUT).
      *
      * @param path the object path, relative to the store's prefix

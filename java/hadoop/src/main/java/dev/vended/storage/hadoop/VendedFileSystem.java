@@ -297,6 +297,20 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
         }
     }
 
+    /**
+     * The store this FileSystem serves {@code path} with, and the path's key in it: the same store
+     * and credentials as its own reads and writes of the path (see {@link StoreObject}).
+     *
+     * @param path a path of this FileSystem
+     * @return the store and key
+     * @throws FileNotFoundException if no known table covers the path
+     * @throws IOException if the table's store cannot be opened now (naming the table)
+     */
+    public StoreObject storeObject(Path path) throws IOException {
+        Target t = paths.requireTable(path);
+        return new StoreObject(paths.store(t), t.key());
+    }
+
     // ---------------------------------------------------------------------------------------
     // Status (see Listings)
 

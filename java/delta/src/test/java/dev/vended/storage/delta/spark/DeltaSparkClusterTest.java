@@ -339,6 +339,9 @@ class DeltaSparkClusterTest {
         long checkpoint = last.path("version").asLong(-1);
         assertThat(checkpoint).isEqualTo(version / 5 * 5).isGreaterThanOrEqualTo(10);
         assertThat(fs.exists(checkpointFile(checkpoint))).isTrue();
+        // The newest version's checksum, written through FileContext (VendedAbstractFileSystem).
+        assertThat(fs.exists(new Path(String.format("%s/_delta_log/%020d.crc", TABLE, version))))
+                .isTrue();
         DeltaLog log = DeltaLog.forTable(spark, TABLE);
         assertThat(log.readLastCheckpointFile().get().version()).isEqualTo(checkpoint);
         assertThat(snapshot(log).checkpointProvider().version()).isEqualTo(checkpoint);

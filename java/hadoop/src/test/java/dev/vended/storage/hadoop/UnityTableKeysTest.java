@@ -1,0 +1,126 @@
+package dev.vended.storage.hadoop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@code vended.storage.table.<name>.unity.*} keys: what is accepted, and each configuration
+ * error, reported when the FileSystem is initialized, naming the key and never quoting a token.
+ * No catalog is called here: the Delta module's {@code dev.vended.storage.delta.unity} tests open
+ * such tables, on a scripted catalog and on the real server.
+ */
+class UnityTableKeysTest {
+
+    private static final String SECRET = "UNITY-FILE-TOKEN-SECRET-42";
+
+    private static Configuration unityTable(String name) {
+        Configuration c = new Configuration(false);
+        c.set("fs.s3a.impl", VendedFileSystem.class.getName());
+        c.setBoolean("fs.s3a.impl.disable.cache", true);
+        String p = "vended.storage.table." + name + ".";
+        c.set(p + "unity.uri", "http://127.0.0.1:9");
+        c.set(p + "unity.table", "main.sales.orders");
+        c.set(p + "options.aws_region", "us-east-1");
+        return c;
+    }
+
+    private static IOException initFails(Configuration c) {
+        IOException e = null;
+        try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://bucket/"), c)) {
+            // not reached for a bad configuration
+        } catch (IOException x) {
+            e = x;
+        }
+        assertThat(e).as("initialize fails").isNotNull();
+        assertThat(e.getMessage()).doesNotContain(SECRET);
+        return e;
+    }
+
+    @Test
+    void aUnityTableNeedsNoLocationAndItsReadAccessAsksForReadCredentials() throws Exception {
+        Configuration c = unityTable("orders");
+        c.set("vended.storage.table.orders.unity.timeout", "2s");
+        c.set("vended.storage.table.orders.access", "read");
+        TableConfig t = TableConfig.all(c).get("orders");
+        assertThat(t.location).isNull();
+        assertThat(t.catalog).isEqualTo(CatalogTables.Catalog.UNITY);
+        assertThat(t.staticOptions()).containsEntry("access_mode", "read");
+        // Initializing calls no catalog (the URI is a closed port).
+        try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://bucket/"), c)) {
+            assertThat(fs).isInstanceOf(VendedFileSystem.class);
+        }
+    }
+
+    @Test
+    void unityConfigurationErrorsNameTheKeyNeverTheToken() throws Exception {
+        Path tokenFile = Files.createTempFile("unity-token", ".txt");
+        Files.writeString(tokenFile, SECRET + "\n");
+        try {
+            Configuration both = unityTable("both");
+            both.set("vended.storage.table.both.unity.token-env", "VENDED_TEST_LANCE_TOKEN");
+            both.set("vended.storage.table.both.unity.token-file", tokenFile.toString());
+            assertThat(initFails(both))
+                    .hasMessageContaining("table 'both' sets both unity.token-env and unity.token-file");
+
+            Configuration twoCatalogs = unityTable("two");
+            twoCatalogs.set("vended.storage.table.two.lance.endpoint", "http://127.0.0.1:9");
+            twoCatalogs.set("vended.storage.table.two.lance.table-id", "db$orders");
+            assertThat(initFails(twoCatalogs))
+                    .hasMessageContaining("sets both lance.endpoint and unity.uri: choose one");
+
+            Configuration withProvider = unityTable("prov");
+            withProvider.set(
+                    "vended.storage.table.prov.provider.class", TestTableProvider.class.getName());
+            assertThat(initFails(withProvider))
+                    .hasMessageContaining("sets both provider.class and unity.uri");
+        } finally {
+            Files.delete(tokenFile);
+        }
+
+        Configuration noTable = unityTable("notable");
+        noTable.unset("vended.storage.table.notable.unity.table");
+        assertThat(initFails(noTable))
+                .hasMessageContaining("vended.storage.table.notable.unity.table is required with unity.uri");
+
+        Configuration noUri = unityTable("nouri");
+        noUri.unset("vended.storage.table.nouri.unity.uri");
+        noUri.set("vended.storage.table.nouri.location", "s3a://bucket/orders/");
+        assertThat(initFails(noUri))
+                .hasMessageContaining(
+                        "vended.storage.table.nouri.unity.table needs vended.storage.table.nouri.unity.uri");
+
+        Configuration unset = unityTable("unset");
+        unset.set("vended.storage.table.unset.unity.token-env", "VENDED_TEST_NO_SUCH_VARIABLE");
+        assertThat(initFails(unset))
+                .hasMessageContaining("vended.storage.table.unset.unity.token-env")
+                .hasMessageContaining("VENDED_TEST_NO_SUCH_VARIABLE");
+
+        Configuration noFile = unityTable("nofile");
+        noFile.set("vended.storage.table.nofile.unity.token-file", tokenFile.toString());
+        assertThat(initFails(noFile))
+                .hasMessageContaining("vended.storage.table.nofile.unity.token-file: cannot read");
+
+        Configuration badTimeout = unityTable("slow");
+        badTimeout.set("vended.storage.table.slow.unity.timeout", "soon");
+        assertThat(initFails(badTimeout))
+                .hasMessageContaining("vended.storage.table.slow.unity.timeout is not a duration");
+
+        Configuration badName = unityTable("badname");
+        badName.set("vended.storage.table.badname.unity.table", "orders");
+        assertThat(initFails(badName)).hasMessageContaining("table 'badname'");
+
+        Configuration unknown = unityTable("typo");
+        unknown.set("vended.storage.table.typo.unity.tabel", "main.sales.orders");
+        assertThat(initFails(unknown))
+                .hasMessageContaining("unknown table setting vended.storage.table.typo.unity.tabel");
+    }
+}

@@ -3,10 +3,15 @@ package dev.vended.storage.hadoop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.sun.net.httpserver.HttpServer;
+
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -15,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The {@code vended.storage.table.<name>.unity.*} keys: what is accepted, and each configuration
  * error, reported when the FileSystem is initialized, naming the key and never quoting a token.
- * No catalog is called here: the Delta module's {@code dev.vended.storage.delta.unity} tests open
- * such tables, on a scripted catalog and on the real server.
+ * The Delta module's {@code dev.vended.storage.delta.unity} tests open such tables, on a scripted
+ * catalog and on the real server; here a catalog is only down.
  */
 class UnityTableKeysTest {
 
@@ -57,6 +62,57 @@ class UnityTableKeysTest {
         // Initializing calls no catalog (the URI is a closed port).
         try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://bucket/"), c)) {
             assertThat(fs).isInstanceOf(VendedFileSystem.class);
+        }
+    }
+
+    /**
+     * A Unity table without a location whose catalog answers 503: every path operation fails at
+     * once naming the table and the catalog's message, and {@code getTable} is asked about once a
+     * second, not once per operation.
+     */
+    @Test
+    void aUnityTableWhoseCatalogIsDownIsAskedAgainAtMostOnceASecond() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        HttpServer down = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        down.createContext(
+                "/",
+                ex -> {
+                    try (ex) {
+                        calls.incrementAndGet();
+                        byte[] b =
+                                "{\"error_code\":\"TEMPORARILY_UNAVAILABLE\",\"message\":\"catalog down\"}"
+                                        .getBytes(StandardCharsets.UTF_8);
+                        ex.getResponseHeaders().set("Content-Type", "application/json");
+                        ex.sendResponseHeaders(503, b.length);
+                        ex.getResponseBody().write(b);
+                    }
+                });
+        down.start();
+        try {
+            Configuration c = unityTable("down");
+            c.set("vended.storage.table.down.unity.uri", "http://127.0.0.1:" + down.getAddress().getPort());
+            c.set("vended.storage.table.down.unity.timeout", "5s");
+            int operations = 0;
+            long start = System.nanoTime();
+            try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://bucket/"), c)) {
+                assertThat(calls.get()).as("initialize calls no catalog").isZero();
+                // Path operations as fast as they fail, for 2.5 s.
+                while (System.nanoTime() - start < 2_500_000_000L) {
+                    operations++;
+                    assertThatThrownBy(
+                                    () -> fs.getFileStatus(new org.apache.hadoop.fs.Path("s3a://bucket/x")))
+                            .isInstanceOf(IOException.class)
+                            .hasMessageContaining("'down'")
+                            .hasMessageContaining("catalog down");
+                }
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertThat(operations).isGreaterThan(10);
+            assertThat(calls.get())
+                    .as("getTable calls for %d operations in %.1f s", operations, seconds)
+                    .isBetween(2, (int) seconds + 2);
+        } finally {
+            down.stop(0);
         }
     }
 

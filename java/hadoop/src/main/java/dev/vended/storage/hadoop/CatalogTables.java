@@ -32,7 +32,7 @@ final class CatalogTables {
     /** A catalog: its key prefix, the key naming its server and the key naming the table. */
     enum Catalog {
         /** Lance Namespace: {@code lance.endpoint} and {@code lance.table-id}. */
-        LANCE("lance.", "endpoint", "table-id", "Lance"),
+        LANCE("lance.", "endpoint", "table-id", "Lance Namespace"),
         /** Unity Catalog: {@code unity.uri} and {@code unity.table} ({@code catalog.schema.table}). */
         UNITY("unity.", "uri", "table", "Unity Catalog");
 
@@ -149,11 +149,11 @@ final class CatalogTables {
             }
             if (where == null || where.isEmpty() || vended == null) {
                 throw new IOException(
-                        "the "
-                                + table.catalog.title
-                                + " catalog gives table '"
+                        "table '"
                                 + table.name
-                                + "' no location or no credentials; set "
+                                + "': its catalog ("
+                                + table.catalog.title
+                                + ") gave no location or no credentials; set "
                                 + TableConfig.key(table.name, "location"));
             }
             TableConfig.Location loc = TableConfig.Location.parse(where, vendedScheme);

@@ -17,7 +17,8 @@
  *   <li>The JVM-wide table registry locates each such table eagerly but bounded, at most once: a
  *       path operation (of any instance) waits for the table's <b>first</b> locate attempt in this
  *       JVM only, which is bounded by that table's catalog timeout ({@code lance.timeout} or {@code
- *       unity.timeout}, default 10 s); concurrent operations wait for the same attempt.
+ *       unity.timeout}, default 10 s; twice that for Unity Catalog's two calls); concurrent
+ *       operations wait for the same attempt.
  *   <li>Never for later attempts. A path operation that needs the table, while none of its
  *       attempts is in flight, starts the next one on a background daemon thread ({@code
  *       vended-storage-locate-<table>}, one at a time per table) and does not wait for it. The

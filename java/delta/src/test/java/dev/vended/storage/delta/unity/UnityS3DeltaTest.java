@@ -62,6 +62,10 @@ class UnityS3DeltaTest {
         spark =
                 DeltaSessions.builder("vended-storage-delta-unity-s3-test", "s3a")
                         .config("spark.hadoop.fs.s3a.impl.disable.cache", "true")
+                        // No checkpoint (by default every 10 commits, seconds each) in the loop.
+                        .config(
+                                "spark.databricks.delta.properties.defaults.checkpointInterval",
+                                "100")
                         .config(shared + "aws_endpoint", s3.endpoint())
                         .config(shared + "aws_region", "us-east-1")
                         .config(shared + "aws_allow_http", "true")
@@ -140,11 +144,10 @@ class UnityS3DeltaTest {
         append(writer, path, 0); // creates the table; warms Spark and Delta up
         int batches = 1;
         long keysAfterFirst = catalog.vendedFor(id, "READ_WRITE");
-        // Appends until two more keys have served (two rotations while committing); at most 9
-        // commits, so that no checkpoint (every 10 commits) is written.
+        // Appends until two more keys have served (two rotations while committing), bounded.
         while (batches < 3
                 || (catalog.vendedFor(id, "READ_WRITE") < keysAfterFirst + 2
-                        && batches < 9
+                        && batches < 40
                         && System.currentTimeMillis() - start < 30_000)) {
             append(writer, path, batches++);
         }

@@ -69,7 +69,9 @@ final class CatalogTables {
                 for (String k : entries.keySet()) {
                     if (k.startsWith(c.prefix)) {
                         throw new IOException(
-                                TableConfig.key(name, k) + " needs " + TableConfig.key(name, c.serverKey));
+                                TableConfig.key(name, k)
+                                        + " needs "
+                                        + TableConfig.key(name, c.serverKey));
                     }
                 }
                 continue;
@@ -175,14 +177,14 @@ final class CatalogTables {
         Duration timeout = timeout(table, conf, c);
         try {
             if (c == Catalog.UNITY) {
-                boolean read = "read".equalsIgnoreCase(table.get("access"));
+                UnityCatalogStorageOptionsProvider.Operation operation =
+                        "read".equalsIgnoreCase(table.get("access"))
+                                ? UnityCatalogStorageOptionsProvider.Operation.READ
+                                : UnityCatalogStorageOptionsProvider.Operation.READ_WRITE;
                 UnityCatalogStorageOptionsProvider.Builder b =
                         UnityCatalogStorageOptionsProvider.table(
                                         table.get(c.serverKey), table.get(c.tableKey))
-                                .operation(
-                                        read
-                                                ? UnityCatalogStorageOptionsProvider.Operation.READ
-                                                : UnityCatalogStorageOptionsProvider.Operation.READ_WRITE);
+                                .operation(operation);
                 if (token != null) {
                     b.bearerToken(token);
                 }

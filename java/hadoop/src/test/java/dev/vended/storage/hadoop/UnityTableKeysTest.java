@@ -2,6 +2,7 @@ package dev.vended.storage.hadoop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.sun.net.httpserver.HttpServer;
 
@@ -39,15 +40,11 @@ class UnityTableKeysTest {
     }
 
     private static IOException initFails(Configuration c) {
-        IOException e = null;
-        try (FileSystem fs = FileSystem.newInstance(URI.create("s3a://bucket/"), c)) {
-            // not reached for a bad configuration
-        } catch (IOException x) {
-            e = x;
-        }
-        assertThat(e).as("initialize fails").isNotNull();
-        assertThat(e.getMessage()).doesNotContain(SECRET);
-        return e;
+        Throwable t =
+                catchThrowable(() -> FileSystem.newInstance(URI.create("s3a://bucket/"), c).close());
+        assertThat(t).as("initialize fails").isInstanceOf(IOException.class);
+        assertThat(t.getMessage()).doesNotContain(SECRET);
+        return (IOException) t;
     }
 
     @Test

@@ -42,15 +42,19 @@ final class TableConfig {
             Pattern.compile("(?i).*[._-](env|file|path|url|uri)$");
 
     final String name;
-    /** The configured location, as given ({@code null} for a Lance table located by the catalog). */
+    /** The configured location, as given ({@code null} for a table located by its catalog). */
     final String location;
+    /** The catalog the table's credentials come from natively, or {@code null}. */
+    final CatalogTables.Catalog catalog;
     /** Every {@code vended.storage.table.<name>.*} entry, key without the prefix, sorted. */
     final Map<String, String> entries;
     private final String identity;
 
-    private TableConfig(String name, String location, Map<String, String> entries) {
+    private TableConfig(
+            String name, String location, CatalogTables.Catalog catalog, Map<String, String> entries) {
         this.name = name;
         this.location = location;
+        this.catalog = catalog;
         this.entries = entries;
         this.identity = name + "=" + entries;
     }
@@ -157,36 +161,26 @@ final class TableConfig {
             throw new IOException(
                     key(name, "access") + " must be read or read-write, got '" + access + "'");
         }
+        CatalogTables.Catalog catalog = CatalogTables.catalogOf(name, entries);
         String location = entries.get("location");
-        boolean lance = entries.containsKey("lance.endpoint");
-        boolean provider = entries.containsKey("provider.class");
-        if (lance && provider) {
-            throw new IOException(
-                    "table '" + name + "' sets both provider.class and lance.endpoint: choose one");
-        }
-        if (entries.containsKey("lance.token-env") && entries.containsKey("lance.token-file")) {
-            throw new IOException(
-                    "table '" + name + "' sets both lance.token-env and lance.token-file: choose one");
-        }
-        if (lance && !entries.containsKey("lance.table-id")) {
-            throw new IOException(key(name, "lance.table-id") + " is required with lance.endpoint");
-        }
         if (location == null || location.isEmpty()) {
-            if (!lance) {
+            if (catalog == null) {
                 throw new IOException(
                         key(name, "location")
-                                + " is required (only a Lance table can be located by its catalog)");
+                                + " is required (only a Lance or Unity Catalog table can be"
+                                + " located by its catalog)");
             }
             location = null;
         } else {
             Location.parse(location, "s3"); // checked now, with a clear error
         }
-        return new TableConfig(name, location, new TreeMap<>(entries));
+        return new TableConfig(name, location, catalog, new TreeMap<>(entries));
     }
 
     private static final String KNOWN_LIST =
             "location, provider.class, lance.endpoint, lance.table-id, lance.delimiter,"
-                    + " lance.token-env, lance.token-file, lance.timeout, lead-time, options.<key>,"
+                    + " lance.token-env, lance.token-file, lance.timeout, unity.uri, unity.table,"
+                    + " unity.token-env, unity.token-file, unity.timeout, lead-time, options.<key>,"
                     + " provider.conf.<key>, access";
     private static final String KNOWN = "|" + KNOWN_LIST.replace(", ", "|").replace(",", "|") + "|";
 

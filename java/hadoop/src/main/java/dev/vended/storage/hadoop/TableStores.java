@@ -8,12 +8,8 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,15 +25,16 @@ import org.apache.hadoop.conf.Configuration;
  * JVM running many tasks makes about one provider call per credential lifetime per table. Stores
  * stay open for the life of the JVM (the native runtime's threads are daemons).
  *
- * <p>Opening a table is single-flight per table per JVM (one store per table). For a table located
- * by its catalog, the describe that locates it is the native one ({@link
+ * <p>Opening a table is single-flight per table per JVM (one store per table). For a Lance table
+ * located by its catalog, the describe that locates it is the native one ({@link
  * LanceNamespaceStorageOptionsProvider#describeTable()}): shared by every caller of the process
  * for the same catalog table, and after a failure the native side remembers it for a backoff (the
  * credential refresher's schedule: 1 s doubling to 30 s, 30 s at once when the catalog says the
- * failure is permanent) and answers it at once without calling the catalog. This class holds no
- * retry policy and no timing: it maps a failure to an {@link IOException} naming the table, and
- * {@link #locate} waits only for a table's first attempt in the JVM, making later ones in the
- * background (cheap during the native backoff, which answers them without calling the catalog).
+ * failure is permanent) and answers it at once without calling the catalog. Unity Catalog's
+ * {@code getTable} has no such native memory yet, so after a failed attempt to locate a Unity
+ * table the next one starts no sooner than {@link #UNITY_RETRY} later. This class maps a failure to
+ * an {@link IOException} naming the table, and {@link #locate} waits only for a table's first
+ * attempt in the JVM, making later ones in the background.
  */
 final class TableStores {
 
@@ -45,6 +42,12 @@ final class TableStores {
     record Opened(ObjectStore store, TableConfig.Location location, String providerDescription) {}
 
     private static final ConcurrentHashMap<String, Holder> HOLDERS = new ConcurrentHashMap<>();
+
+    /**
+     * The least time from a failed attempt to locate a Unity Catalog table to the next one: about
+     * one {@code getTable} a second while its catalog fails, never one per path operation.
+     */
+    static final Duration UNITY_RETRY = Duration.ofSeconds(1);
 
     private TableStores() {}
 
@@ -103,6 +106,8 @@ final class TableStores {
         private volatile boolean attempted;
         /** The failure of the last attempt, or null. */
         private volatile IOException failure;
+        /** When ({@link System#nanoTime()}) the last attempt failed. */
+        private volatile long failedAt;
 
         Opened get(TableConfig table, Configuration conf, String vendedScheme) throws IOException {
             Opened o = opened;
@@ -142,7 +147,7 @@ final class TableStores {
                 if (o != null) {
                     return o;
                 }
-            } else if (background.compareAndSet(false, true)) {
+            } else if (mayRetry(table) && background.compareAndSet(false, true)) {
                 Thread t =
                         new Thread(
                                 () -> {
@@ -169,6 +174,12 @@ final class TableStores {
             throw unavailable(table);
         }
 
+        /** Whether another attempt may start now (see {@link #UNITY_RETRY}). */
+        private boolean mayRetry(TableConfig table) {
+            return table.catalog != CatalogTables.Catalog.UNITY
+                    || System.nanoTime() - failedAt >= UNITY_RETRY.toNanos();
+        }
+
         private void lock(TableConfig table) throws InterruptedIOException {
             try {
                 lock.lockInterruptibly();
@@ -188,6 +199,7 @@ final class TableStores {
                 throw e;
             } catch (IOException e) {
                 failure = e;
+                failedAt = System.nanoTime();
             }
             attempted = true;
         }
@@ -204,14 +216,14 @@ final class TableStores {
     }
 
     /**
-     * Checks what can be checked without any call (the Lance token's variable or file), so that
+     * Checks what can be checked without any call (a catalog token's variable or file), so that
      * a configuration error shows when a FileSystem is initialized.
      *
      * @throws IOException naming the key that is wrong
      */
     static void check(TableConfig table, Configuration conf) throws IOException {
-        if (table.get("lance.endpoint") != null) {
-            lanceSpec(table, conf);
+        if (table.catalog != null) {
+            CatalogTables.check(table, conf);
         }
     }
 
@@ -220,34 +232,10 @@ final class TableStores {
         Duration lead = leadTime(table, conf);
         // Every request carries the table's name in its User-Agent (the audit trail).
         Map<String, String> options = AuditAgent.withUserAgent(table.staticOptions(), table.name);
-        String providerClass = table.get("provider.class");
-        if (table.get("lance.endpoint") != null) {
-            LanceNamespaceStorageOptionsProvider spec = lanceSpec(table, conf);
-            try {
-                if (table.location == null) {
-                    // Located by the catalog: one describe gives the location and seeds the store.
-                    LanceNamespaceStorageOptionsProvider.TableDescription d = spec.describeTable();
-                    if (d.uri() == null || d.storageOptions() == null) {
-                        throw new IOException(
-                                "the Lance catalog's describe of table '"
-                                        + table.name
-                                        + "' has no location or no storage_options; set "
-                                        + TableConfig.key(table.name, "location"));
-                    }
-                    TableConfig.Location loc = TableConfig.Location.parse(d.uri(), vendedScheme);
-                    Map<String, String> seeded = new LinkedHashMap<>(options);
-                    seeded.putAll(d.storageOptions());
-                    return new Opened(
-                            ObjectStore.open(loc.bucketUri(), seeded, spec, lead), loc, spec.toString());
-                }
-                TableConfig.Location loc = TableConfig.Location.parse(table.location, vendedScheme);
-                return new Opened(
-                        ObjectStore.open(loc.bucketUri(), options, spec, lead), loc, spec.toString());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while opening table " + table.name);
-            }
+        if (table.catalog != null) {
+            return CatalogTables.open(table, conf, vendedScheme, options, lead);
         }
+        String providerClass = table.get("provider.class");
         TableConfig.Location loc = TableConfig.Location.parse(table.location, vendedScheme);
         StorageOptionsProvider provider =
                 providerClass == null ? null : newProvider(providerClass, table, conf);
@@ -265,79 +253,6 @@ final class TableStores {
                 conf.getTimeDuration(
                         TableConfig.key(table.name, "lead-time"), -1L, TimeUnit.MILLISECONDS);
         return ms < 0 ? null : Duration.ofMillis(ms);
-    }
-
-    private static LanceNamespaceStorageOptionsProvider lanceSpec(TableConfig table, Configuration conf)
-            throws IOException {
-        String delimiter = table.get("lance.delimiter");
-        if (delimiter == null || delimiter.isEmpty()) {
-            delimiter = LanceNamespaceStorageOptionsProvider.DEFAULT_DELIMITER;
-        }
-        List<String> parts = new ArrayList<>();
-        String id = table.get("lance.table-id");
-        int from = 0;
-        while (true) {
-            int at = id.indexOf(delimiter, from);
-            if (at < 0) {
-                parts.add(id.substring(from));
-                break;
-            }
-            parts.add(id.substring(from, at));
-            from = at + delimiter.length();
-        }
-        LanceNamespaceStorageOptionsProvider.Builder b;
-        try {
-            b =
-                    LanceNamespaceStorageOptionsProvider.builder(table.get("lance.endpoint"), parts)
-                            .delimiter(delimiter);
-            String token = lanceToken(table);
-            if (token != null) {
-                b.bearerToken(token);
-            }
-            if (table.get("lance.timeout") != null) {
-                b.timeout(
-                        Duration.ofMillis(
-                                conf.getTimeDuration(
-                                        TableConfig.key(table.name, "lance.timeout"),
-                                        LanceNamespaceStorageOptionsProvider.DEFAULT_TIMEOUT.toMillis(),
-                                        TimeUnit.MILLISECONDS)));
-            }
-            return b.build();
-        } catch (IllegalArgumentException e) {
-            throw new IOException("table '" + table.name + "': " + e.getMessage(), e);
-        }
-    }
-
-    /** The bearer token named by {@code lance.token-env} or {@code lance.token-file}, or null. */
-    private static String lanceToken(TableConfig table) throws IOException {
-        String env = table.get("lance.token-env");
-        if (env != null) {
-            String v = System.getenv(env);
-            if (v == null || v.isBlank()) {
-                throw new IOException(
-                        TableConfig.key(table.name, "lance.token-env")
-                                + " names the environment variable "
-                                + env
-                                + ", which is not set");
-            }
-            return v.trim();
-        }
-        String file = table.get("lance.token-file");
-        if (file != null) {
-            try {
-                return Files.readString(Path.of(file), StandardCharsets.UTF_8).trim();
-            } catch (IOException | RuntimeException e) {
-                throw new IOException(
-                        TableConfig.key(table.name, "lance.token-file")
-                                + ": cannot read "
-                                + file
-                                + " ("
-                                + e.getClass().getSimpleName()
-                                + ")",
-                        e);
-            }
-        }
-        return null;
     }
 
     /**

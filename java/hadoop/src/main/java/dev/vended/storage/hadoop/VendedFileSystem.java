@@ -54,16 +54,20 @@ import org.apache.hadoop.util.Progressable;
  * <ul>
  *   <li>{@code location}: the table's root, e.g. {@code s3://bucket/warehouse/orders/} (the
  *       scheme may be any alias of the cloud: {@code s3a://}, {@code vended://}). Required, except
- *       for a Lance table, whose catalog can give it (see <i>Tables located by their catalog</i>).
+ *       for a Lance or Unity Catalog table: without it the catalog locates the table, once per JVM
+ *       and never from {@link #initialize}, delaying no other table (rule: package description).
  *   <li>{@code provider.class}: a class implementing {@link dev.vended.storage.StorageOptionsProvider}
  *       with a public constructor {@code (Configuration, String tableName)} or a public no-arg
  *       one; looked up with the thread's context class loader, then this library's class loader,
  *       then the configuration's (classes of Spark {@code --jars} are found).
  *   <li>{@code lance.endpoint}, {@code lance.table-id} (the parts joined by {@code
- *       lance.delimiter}, default {@code $}), optional {@code lance.token-env} (the name of an
- *       environment variable holding the bearer token) or {@code lance.token-file} (a file
- *       holding it), {@code lance.timeout} (e.g. {@code 10s}): a Lance Namespace catalog table,
- *       whose credential refreshes run natively.
+ *       lance.delimiter}, default {@code $}), {@code lance.token-env}, {@code lance.token-file},
+ *       {@code lance.timeout}: a Lance Namespace table; {@code unity.uri}, {@code unity.table}
+ *       ({@code catalog.schema.table}), {@code unity.token-env}, {@code unity.token-file}, {@code
+ *       unity.timeout}: a Unity Catalog table, asked for {@code READ} credentials when the
+ *       table's access is read, else {@code READ_WRITE}. Optional: {@code *.token-env} names an
+ *       environment variable holding the bearer token, or {@code *.token-file} a file holding it;
+ *       {@code *.timeout} bounds one call (e.g. {@code 10s}, default 10 s). Refreshes run natively.
  *   <li>{@code provider.conf.<key>}: settings of the table's {@code provider.class}, which reads
  *       them with {@code VendedFileSystem.providerConf(conf, tableName)} in its {@code
  *       (Configuration, String tableName)} constructor (a catalog URL, the file or environment variable holding
@@ -87,12 +91,6 @@ import org.apache.hadoop.util.Progressable;
  * FileSystems by scheme, authority and user only, never by configuration): one provider and about
  * one provider call per credential lifetime per table per JVM. A path no table covers is not
  * found; the directories leading to table locations exist (read-only).
- *
- * <h2>Tables located by their catalog</h2>
- *
- * A table without a {@code location} is located by its catalog's describe, once per JVM and
- * never from {@link #initialize}; a catalog that is down or never answers delays no other table.
- * The rule is in the {@linkplain dev.vended.storage.hadoop package description}.
  *
  * <h2>Semantics</h2>
  *
@@ -279,8 +277,8 @@ public class VendedFileSystem extends FileSystem implements IOStatisticsSource {
     }
 
     /**
-     * The name of the table a path belongs to (longest matching known location; see the class
-     * description for tables located by their catalog).
+     * The name of the table a path belongs to (longest matching known location; see the {@linkplain
+     * dev.vended.storage.hadoop package description} for tables located by their catalog).
      *
      * @param path a path of this FileSystem
      * @return the table's configured name, or {@code null} when no known table covers the path

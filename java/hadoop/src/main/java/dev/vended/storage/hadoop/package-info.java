@@ -7,7 +7,8 @@
  * <h2>Tables located by their catalog</h2>
  *
  * A {@link dev.vended.storage.hadoop.VendedFileSystem} table configured without a {@code location}
- * is located by its catalog's describe, which also seeds its store: once per JVM (shared by every
+ * is located by its catalog (a Lance describe; Unity Catalog's {@code getTable} and one
+ * credentials call), which also seeds its store: once per JVM (shared by every
  * FileSystem instance, like the stores); {@link
  * dev.vended.storage.hadoop.VendedFileSystem#initialize} never calls a catalog. The rule, so that a catalog that is down, or that accepts connections and
  * never answers, never breaks nor delays the other tables:
@@ -15,15 +16,18 @@
  * <ul>
  *   <li>The JVM-wide table registry locates each such table eagerly but bounded, at most once: a
  *       path operation (of any instance) waits for the table's <b>first</b> locate attempt in this
- *       JVM only, which is bounded by that table's catalog timeout ({@code lance.timeout}, default
- *       10 s); concurrent operations wait for the same attempt.
+ *       JVM only, which is bounded by that table's catalog timeout ({@code lance.timeout} or {@code
+ *       unity.timeout}, default 10 s; twice that for Unity Catalog's two calls); concurrent
+ *       operations wait for the same attempt.
  *   <li>Never for later attempts. A path operation that needs the table, while none of its
  *       attempts is in flight, starts the next one on a background daemon thread ({@code
  *       vended-storage-locate-<table>}, one at a time per table) and does not wait for it. The
  *       catalog is called no more often for that: after a failure the native side makes no
  *       describe before its backoff has passed (1 s doubling to 30 s; 30 s for a failure the
  *       catalog will not heal by itself, such as 404 or 401; one describe in flight per catalog
- *       table per process) and meanwhile answers the remembered failure at once.
+ *       table per process) and meanwhile answers the remembered failure at once. For a Unity
+ *       Catalog table the next attempt starts no sooner than 1 s after a failed one (its {@code
+ *       getTable} has no native memory of failures yet).
  *   <li>A path is routed among the <b>known</b> locations (configured, or located already): the
  *       longest one containing it wins, and the operation proceeds at once with that table,
  *       whatever the state of the catalogs.

@@ -7,7 +7,8 @@
 //! and [`open_options`] (how the caller's options and the vended ones combine).
 //!
 //! **Failed opens are remembered, per process.** Every describe made to open or locate a table
-//! goes through [`TableOpens::global`], keyed by the provider's id (catalog endpoint, table id,
+//! (and every Unity Catalog `getTable` made to locate one, [`locate_unity_table`]) goes through
+//! [`TableOpens`], keyed by the provider's id (catalog endpoint, table id,
 //! a fingerprint of the auth headers: never a secret), so every caller in the process shares
 //! it: concurrent describes of one table are one call (single-flight), and a failed one is
 //! remembered for a backoff, the credential refresher's [`Backoff`] with the caller's
@@ -29,7 +30,8 @@ use moka::sync::Cache;
 use once_cell::sync::Lazy;
 
 use crate::catalog::lance::TableDescription;
-use crate::catalog::{CatalogError, CatalogSpec, LanceNamespaceProvider};
+use crate::catalog::unity::UnityTable;
+use crate::catalog::{CatalogError, CatalogSpec, LanceNamespaceProvider, UnityCatalogProvider};
 use crate::error::{Error, Result, SharedSource};
 use crate::options::{merge, StorageOptions};
 use crate::provider::StorageOptionsProvider;
@@ -126,31 +128,43 @@ pub async fn describe_catalog_table(spec: &CatalogSpec) -> Result<TableDescripti
         .await
 }
 
-type SharedDescribe = Shared<BoxFuture<'static, Result<TableDescription>>>;
+type SharedCall<T> = Shared<BoxFuture<'static, Result<T>>>;
 
-/// The describes made to open tables, by provider id: single-flight, with the last failure
-/// remembered for a backoff (see the [module docs](self)).
-pub struct TableOpens {
-    slots: Cache<String, Arc<Mutex<Slot>>>,
+/// The catalog calls made to open or locate tables, by provider id: single-flight, with the last
+/// failure remembered for a backoff (see the [module docs](self)). `T` is what a call answers:
+/// a Lance [`TableDescription`] or a Unity Catalog [`UnityTable`], each with a process-wide
+/// memory of its own ([`TableOpens::global`], [`TableOpens::unity`]).
+pub struct TableOpens<T = TableDescription> {
+    slots: Cache<String, Arc<Mutex<Slot<T>>>>,
 }
 
-#[derive(Default)]
-struct Slot {
-    in_flight: Option<SharedDescribe>,
-    /// The last failure and when the next describe may be made.
+struct Slot<T> {
+    in_flight: Option<SharedCall<T>>,
+    /// The last failure and when the next call may be made.
     failure: Option<(Error, Instant)>,
     backoff: Backoff,
 }
 
-static GLOBAL_OPENS: Lazy<TableOpens> = Lazy::new(TableOpens::new);
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self {
+            in_flight: None,
+            failure: None,
+            backoff: Backoff::default(),
+        }
+    }
+}
 
-impl Default for TableOpens {
+static GLOBAL_OPENS: Lazy<TableOpens> = Lazy::new(TableOpens::new);
+static GLOBAL_UNITY_TABLES: Lazy<TableOpens<UnityTable>> = Lazy::new(TableOpens::new);
+
+impl<T: Clone + Send + Sync + 'static> Default for TableOpens<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl std::fmt::Debug for TableOpens {
+impl<T> std::fmt::Debug for TableOpens<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TableOpens")
             .field("tables", &self.slots.entry_count())
@@ -159,18 +173,9 @@ impl std::fmt::Debug for TableOpens {
 }
 
 impl TableOpens {
-    /// An empty memory (tables unused for an hour are forgotten; at most 10,000 kept).
-    pub fn new() -> Self {
-        Self {
-            slots: Cache::builder()
-                .max_capacity(10_000)
-                .time_to_idle(Duration::from_secs(3600))
-                .build(),
-        }
-    }
-
-    /// The process-wide memory, used by [`LanceNamespaceProvider::open_table`],
-    /// [`open_catalog_table`] and [`describe_catalog_table`].
+    /// The process-wide memory of Lance describes, used by
+    /// [`LanceNamespaceProvider::open_table`], [`open_catalog_table`] and
+    /// [`describe_catalog_table`].
     pub fn global() -> &'static TableOpens {
         &GLOBAL_OPENS
     }
@@ -187,14 +192,50 @@ impl TableOpens {
         provider: &Arc<LanceNamespaceProvider>,
         config: &RefreshConfig,
     ) -> Result<TableDescription> {
-        use crate::provider::StorageOptionsProvider;
-        let slot = self
-            .slots
-            .get_with(provider.provider_id(), Default::default);
-        let call = {
+        let p = provider.clone();
+        self.call(provider.provider_id(), config, move || {
+            async move { p.describe_table().await }.boxed()
+        })
+        .await
+    }
+}
+
+impl TableOpens<UnityTable> {
+    /// The process-wide memory of Unity Catalog `getTable` calls, used by
+    /// [`locate_unity_table`].
+    pub fn unity() -> &'static TableOpens<UnityTable> {
+        &GLOBAL_UNITY_TABLES
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> TableOpens<T> {
+    /// An empty memory (tables unused for an hour are forgotten; at most 10,000 kept).
+    pub fn new() -> Self {
+        Self {
+            slots: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_idle(Duration::from_secs(3600))
+                .build(),
+        }
+    }
+
+    /// Runs `call` for the table whose provider id is `key`, joined by the concurrent callers
+    /// of the same key; during the backoff after a failed call (per `config`'s
+    /// `initial_backoff`/`max_backoff`, the rule of [`Serving::Nothing`]), that failure at once,
+    /// without calling. A success is not remembered.
+    ///
+    /// # Errors
+    /// The errors of `call`, or the remembered one (same kind and catalog failure; the message
+    /// ends with when the next attempt is).
+    pub async fn call<F>(&self, key: String, config: &RefreshConfig, call: F) -> Result<T>
+    where
+        F: FnOnce() -> BoxFuture<'static, Result<T>>,
+    {
+        let slot = self.slots.get_with(key.clone(), Default::default);
+        let shared = {
             let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
             match &s.in_flight {
-                Some(call) => call.clone(),
+                Some(shared) => shared.clone(),
                 None => {
                     if let Some((e, retry_at)) = &s.failure {
                         let now = Instant::now();
@@ -202,26 +243,22 @@ impl TableOpens {
                             return Err(remembered(e, *retry_at - now));
                         }
                     }
-                    let provider = provider.clone();
                     let config = config.clone();
                     let slot = slot.clone();
-                    let call = async move {
+                    let call = call();
+                    let shared = async move {
                         // In its own task when there is a runtime (as the refresher's refreshes):
                         // the call completes even if every caller went away (the next caller
                         // finds its outcome), and a panic becomes an error instead of poisoning
                         // the shared call.
-                        let describe = {
-                            let provider = provider.clone();
-                            async move { provider.describe_table().await }
-                        };
                         let answer = match tokio::runtime::Handle::try_current() {
-                            Ok(handle) => handle.spawn(describe).await.unwrap_or_else(|e| {
+                            Ok(handle) => handle.spawn(call).await.unwrap_or_else(|e| {
                                 Err(Error::provider(
-                                    provider.provider_id(),
-                                    format!("the describe task failed: {e}"),
+                                    key.clone(),
+                                    format!("the catalog call's task failed: {e}"),
                                 ))
                             }),
-                            Err(_) => describe.await,
+                            Err(_) => call.await,
                         };
                         let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
                         s.in_flight = None;
@@ -239,8 +276,7 @@ impl TableOpens {
                                     Serving::Nothing,
                                 );
                                 log::warn!(
-                                    "opening a table failed (provider '{}', next attempt in {delay} ms): {e}",
-                                    provider.provider_id()
+                                    "opening a table failed (provider '{key}', next attempt in {delay} ms): {e}"
                                 );
                                 let delay = Duration::from_millis(delay as u64);
                                 s.failure = Some((e.clone(), Instant::now() + delay));
@@ -250,13 +286,34 @@ impl TableOpens {
                     }
                     .boxed()
                     .shared();
-                    s.in_flight = Some(call.clone());
-                    call
+                    s.in_flight = Some(shared.clone());
+                    shared
                 }
             }
         };
-        call.await
+        shared.await
     }
+}
+
+/// The table a Unity Catalog provider vends for, as [`UnityCatalogProvider::table_info`] gives
+/// it (one `getTable` call for a table given by name, none for one given by id), shared and
+/// remembered as Lance describes are: concurrent callers with the same provider id make one
+/// call, and after a failed one callers get that failure at once, without a call, until the
+/// backoff has passed ([`RefreshConfig::default`]: 1 s after a transient failure, 30 s after
+/// one the catalog calls permanent). See the [module docs](self).
+///
+/// # Errors
+/// The errors of [`UnityCatalogProvider::table_info`] (during the backoff after a failure: that
+/// failure, remembered).
+pub async fn locate_unity_table(provider: &Arc<UnityCatalogProvider>) -> Result<UnityTable> {
+    let p = provider.clone();
+    TableOpens::unity()
+        .call(
+            provider.provider_id(),
+            &RefreshConfig::default(),
+            move || async move { p.table_info().await }.boxed(),
+        )
+        .await
 }
 
 /// `e` as returned again during the backoff: the same error (kind, retryability, catalog

@@ -19,7 +19,7 @@ use vended_storage::catalog::spec::{LANCE_NAMESPACE, UNITY_CATALOG};
 use vended_storage::catalog::{catalog_error, CatalogError, CatalogErrorKind, CatalogSpec};
 use vended_storage::options::StorageOptions;
 use vended_storage::registry::ObjectStoreRegistry;
-use vended_storage::table::{describe_catalog_table, open_catalog_table};
+use vended_storage::table::{describe_catalog_table, locate_unity_table, open_catalog_table};
 
 use crate::errors::{self, BridgeError, ThrowJava};
 use crate::{block_on, read_options, session, string_arg, string_array, BridgeResult};
@@ -156,7 +156,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogOpenTable<'l>
 /// `static native String[] catalogUnityTable(String[] keys, String[] values)` (Unity Catalog
 /// specs): the table as [`UnityCatalogProvider::table_info`](vended_storage::catalog::UnityCatalogProvider::table_info)
 /// gives it, `[table_id, storage_location]` (the second may be `null`): one `getTable` call for
-/// a table given by name, none for one given by id.
+/// a table given by name, none for one given by id, shared with concurrent callers and, after a
+/// failure, that failure remembered for the backoff ([`locate_unity_table`]).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogUnityTable<'l>(
     mut env: EnvUnowned<'l>,
@@ -165,8 +166,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_catalogUnityTable<'l
     values: JObjectArray<'l>,
 ) -> JObject<'l> {
     env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let provider = spec(env, UNITY_CATALOG, &keys, &values)?.unity_provider()?;
-        let table = block_on(provider.table_info())??;
+        let provider = Arc::new(spec(env, UNITY_CATALOG, &keys, &values)?.unity_provider()?);
+        let table = block_on(locate_unity_table(&provider))??;
         string_array(
             env,
             [Some(table.table_id), table.storage_location].into_iter(),

@@ -462,3 +462,65 @@ async fn the_access_mode_of_a_spec_asks_for_read_or_read_write_credentials() {
         "{e}"
     );
 }
+
+/// A table located by name (`locate_unity_table`, what `VendedFileSystem` calls through JNI with
+/// a provider built per call): concurrent callers share one `getTable`; after a failed one the
+/// failure is answered at once, without a call, until the backoff (1 s after a transient
+/// failure) has passed; a success is not remembered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_get_table_is_remembered_for_the_backoff_and_shared() {
+    use vended_storage::table::locate_unity_table;
+    let gets = Arc::new(AtomicUsize::new(0));
+    let g = gets.clone();
+    let catalog = MockCatalog::start(move |r| {
+        if r.method == "GET" && g.fetch_add(1, Ordering::SeqCst) == 0 {
+            return error(503, "UNAVAILABLE", "metastore warming up");
+        }
+        Reply::json(
+            200,
+            json!({"table_id": "t-9", "storage_location": "s3://b/uc/t9"}).to_string(),
+        )
+    });
+    // Built before the race (a client each: slow under load), as JNI builds one per call.
+    let providers: Vec<_> = (0..20)
+        .map(|_| provider(&catalog, "main.sales.located", UnityOperation::Read))
+        .collect();
+    let first = futures::future::join_all(providers.iter().map(locate_unity_table)).await;
+    let failed_at = Instant::now();
+    assert_eq!(
+        gets.load(Ordering::SeqCst),
+        1,
+        "20 concurrent callers, one call"
+    );
+    for r in &first {
+        let e = r.as_ref().unwrap_err();
+        assert!(e.is_retryable(), "{e}");
+        assert_eq!(catalog_error(e).unwrap().status, Some(503));
+    }
+    let mut remembered = 0;
+    while failed_at.elapsed() < Duration::from_millis(500) {
+        let e = locate_unity_table(&providers[remembered % 20])
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("metastore warming up"), "{e}");
+        assert!(e.to_string().contains("next attempt in"), "{e}");
+        remembered += 1;
+        if remembered == 200 {
+            break;
+        }
+    }
+    assert!(remembered > 0);
+    assert_eq!(gets.load(Ordering::SeqCst), 1, "no call during the backoff");
+    tokio::time::sleep(Duration::from_millis(1100).saturating_sub(failed_at.elapsed())).await;
+    let t = locate_unity_table(&providers[0]).await.unwrap();
+    assert_eq!(
+        (t.table_id.as_str(), t.storage_location.as_deref()),
+        ("t-9", Some("s3://b/uc/t9"))
+    );
+    locate_unity_table(&providers[1]).await.unwrap();
+    assert_eq!(
+        gets.load(Ordering::SeqCst),
+        3,
+        "a success is not remembered"
+    );
+}

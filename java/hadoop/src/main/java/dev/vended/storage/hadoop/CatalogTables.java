@@ -115,8 +115,10 @@ final class CatalogTables {
      * Opens the store of a catalog table: at its configured location with the catalog spec as its
      * provider (the first credentials are fetched natively at first use), or, without a location,
      * where the catalog says: for Lance one describe, which also seeds the store; for Unity
-     * Catalog one {@code getTable} and one credentials call seeding the store, whose provider is
-     * then the table's spec by id (each refresh one native credentials call).
+     * Catalog one {@code getTable}, the store's provider then being the table's spec by id (its
+     * first credentials fetched natively at first use, each refresh one native credentials call).
+     * A failed describe or {@code getTable} is remembered natively for the credential refresher's
+     * backoff, so callers during it get the failure without a catalog call.
      *
      * @param options the table's static options (with its User-Agent)
      * @param lead the refresh lead time, or {@code null} for the default
@@ -140,9 +142,12 @@ final class CatalogTables {
             String where;
             Map<String, String> vended;
             if (spec instanceof UnityCatalogStorageOptionsProvider unity) {
+                // One getTable (shared and, after a failure, remembered natively for the
+                // backoff); the store's first credentials are then fetched natively at first use,
+                // where a failure follows the refresher's backoff like every later refresh.
                 spec = unity.resolved();
                 where = ((UnityCatalogStorageOptionsProvider) spec).storageLocation();
-                vended = where == null ? null : spec.fetchStorageOptions();
+                vended = Map.of();
             } else {
                 LanceNamespaceStorageOptionsProvider.TableDescription d =
                         ((LanceNamespaceStorageOptionsProvider) spec).describeTable();

@@ -30,11 +30,11 @@ import org.apache.hadoop.conf.Configuration;
  * LanceNamespaceStorageOptionsProvider#describeTable()}): shared by every caller of the process
  * for the same catalog table, and after a failure the native side remembers it for a backoff (the
  * credential refresher's schedule: 1 s doubling to 30 s, 30 s at once when the catalog says the
- * failure is permanent) and answers it at once without calling the catalog. Unity Catalog's
- * {@code getTable} has no such native memory yet, so after a failed attempt to locate a Unity
- * table the next one starts no sooner than {@link #UNITY_RETRY} later. This class maps a failure to
- * an {@link IOException} naming the table, and {@link #locate} waits only for a table's first
- * attempt in the JVM, making later ones in the background.
+ * failure is permanent) and answers it at once without calling the catalog; a Unity Catalog
+ * table's {@code getTable} is remembered the same way. This class holds no retry policy and no
+ * timing: it maps a failure to an {@link IOException} naming the table, and {@link #locate} waits
+ * only for a table's first attempt in the JVM, making later ones in the background (cheap during
+ * the native backoff, which answers them without calling the catalog).
  */
 final class TableStores {
 
@@ -42,12 +42,6 @@ final class TableStores {
     record Opened(ObjectStore store, TableConfig.Location location, String providerDescription) {}
 
     private static final ConcurrentHashMap<String, Holder> HOLDERS = new ConcurrentHashMap<>();
-
-    /**
-     * The least time from a failed attempt to locate a Unity Catalog table to the next one: about
-     * one {@code getTable} a second while its catalog fails, never one per path operation.
-     */
-    static final Duration UNITY_RETRY = Duration.ofSeconds(1);
 
     private TableStores() {}
 
@@ -106,8 +100,6 @@ final class TableStores {
         private volatile boolean attempted;
         /** The failure of the last attempt, or null. */
         private volatile IOException failure;
-        /** When ({@link System#nanoTime()}) the last attempt failed. */
-        private volatile long failedAt;
 
         Opened get(TableConfig table, Configuration conf, String vendedScheme) throws IOException {
             Opened o = opened;
@@ -147,7 +139,7 @@ final class TableStores {
                 if (o != null) {
                     return o;
                 }
-            } else if (mayRetry(table) && background.compareAndSet(false, true)) {
+            } else if (background.compareAndSet(false, true)) {
                 Thread t =
                         new Thread(
                                 () -> {
@@ -174,12 +166,6 @@ final class TableStores {
             throw unavailable(table);
         }
 
-        /** Whether another attempt may start now (see {@link #UNITY_RETRY}). */
-        private boolean mayRetry(TableConfig table) {
-            return table.catalog != CatalogTables.Catalog.UNITY
-                    || System.nanoTime() - failedAt >= UNITY_RETRY.toNanos();
-        }
-
         private void lock(TableConfig table) throws InterruptedIOException {
             try {
                 lock.lockInterruptibly();
@@ -199,7 +185,6 @@ final class TableStores {
                 throw e;
             } catch (IOException e) {
                 failure = e;
-                failedAt = System.nanoTime();
             }
             attempted = true;
         }

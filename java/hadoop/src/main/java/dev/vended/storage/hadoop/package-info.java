@@ -17,17 +17,15 @@
  *   <li>The JVM-wide table registry locates each such table eagerly but bounded, at most once: a
  *       path operation (of any instance) waits for the table's <b>first</b> locate attempt in this
  *       JVM only, which is bounded by that table's catalog timeout ({@code lance.timeout} or {@code
- *       unity.timeout}, default 10 s; twice that for Unity Catalog's two calls); concurrent
+ *       unity.timeout}, default 10 s); concurrent
  *       operations wait for the same attempt.
  *   <li>Never for later attempts. A path operation that needs the table, while none of its
  *       attempts is in flight, starts the next one on a background daemon thread ({@code
  *       vended-storage-locate-<table>}, one at a time per table) and does not wait for it. The
  *       catalog is called no more often for that: after a failure the native side makes no
- *       describe before its backoff has passed (1 s doubling to 30 s; 30 s for a failure the
- *       catalog will not heal by itself, such as 404 or 401; one describe in flight per catalog
- *       table per process) and meanwhile answers the remembered failure at once. For a Unity
- *       Catalog table the next attempt starts no sooner than 1 s after a failed one (its {@code
- *       getTable} has no native memory of failures yet).
+ *       describe (Unity Catalog: {@code getTable}) before its backoff has passed (1 s doubling to 30 s; 30 s for a failure the
+ *       catalog will not heal by itself, such as 404 or 401; one call in flight per catalog
+ *       table per process) and meanwhile answers the remembered failure at once.
  *   <li>A path is routed among the <b>known</b> locations (configured, or located already): the
  *       longest one containing it wins, and the operation proceeds at once with that table,
  *       whatever the state of the catalogs.

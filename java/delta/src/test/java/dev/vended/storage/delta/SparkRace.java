@@ -268,7 +268,8 @@ final class SparkRace {
         assertThat(log.commits().values()).as("%s: each append committed once", key).containsOnly(1);
         for (int w = 0; w < 2; w++) {
             for (Map.Entry<Integer, Long> e : o.reported().get(w).entrySet()) {
-                assertThat(log.rows().get("w" + w + "-" + e.getKey())).as("%s: rows of append w%d-%d", key, w, e.getKey())
+                assertThat(log.rows().get("w" + w + "-" + e.getKey()))
+                        .as("%s: rows of append w%d-%d", key, w, e.getKey())
                         .isEqualTo(e.getValue());
             }
         }
@@ -310,7 +311,8 @@ final class SparkRace {
      */
     static String report(Race race) {
         StringBuilder out = new StringBuilder(String.format(
-                "race: wall %.1f s, drivers' CPU %.1f s%n", race.wallMillis() / 1000.0, race.driverCpuMillis() / 1000.0));
+                "race: wall %.1f s, drivers' CPU %.1f s%n",
+                race.wallMillis() / 1000.0, race.driverCpuMillis() / 1000.0));
         for (Outcome o : race.outcomes().values()) {
             out.append(String.format(
                     "%s (%s): appends attempted %d, reported committed %d, present %d; conflicts %d;"

@@ -61,7 +61,8 @@ public final class StandaloneRace {
         try (LocalS3Server s3 = LocalS3Server.start(BUCKET);
                 AzuriteServer azurite = AzuriteServer.start()) {
             azurite.createContainer(CONTAINER);
-            SparkRace.Launcher launcher = (writer, conf, appArgs) -> submit(submit, jars, app, work, writer, conf, appArgs);
+            SparkRace.Launcher launcher =
+                    (writer, conf, appArgs) -> submit(submit, jars, app, work, writer, conf, appArgs);
             for (String store : List.of("s3", "azure", "single")) {
                 SparkRace.Setup setup = new SparkRace.Setup(master);
                 // one core and 512 MiB on each of the two workers per application
@@ -125,7 +126,8 @@ public final class StandaloneRace {
 
     /** One driver: {@code spark-submit} in client mode, its stdout and stderr in the work directory. */
     private static SparkRace.Driver submit(
-            String submit, List<Path> jars, Path app, Path work, int writer, Map<String, String> conf, List<String> args)
+            String submit, List<Path> jars, Path app, Path work, int writer, Map<String, String> conf,
+            List<String> args)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(submit, "--master", conf.get("spark.master"),
                 "--deploy-mode", "client", "--driver-memory", "768m", "--class", DeltaAppender.class.getName(),

@@ -48,3 +48,19 @@ setup_pyspark() {
     echo "pyspark installed in $(($(date +%s) - started)) s"
   fi
 }
+
+# PyPI pyspark of the Spark version java/delta's delta-spark is built for (delta-spark_4.1_2.13
+# 4.4.0: Spark 4.1; no Delta release runs on the venv's pyspark 4.3), once, beside it in
+# .venv/spark-4.1.1 (pip --target): for bin/delta-standalone-race. SPARK_HOME is its pyspark/.
+DELTA_PYSPARK_VERSION=4.1.1
+setup_delta_pyspark() {
+  setup_python_venv
+  local dir="$ROOT/.venv/spark-$DELTA_PYSPARK_VERSION"
+  if [ ! -f "$dir/.vended-storage-installed" ]; then
+    echo "installing pyspark==$DELTA_PYSPARK_VERSION into $dir"
+    "$ROOT/.venv/bin/pip" install --quiet --disable-pip-version-check --target "$dir" \
+      "pyspark==$DELTA_PYSPARK_VERSION"
+    touch "$dir/.vended-storage-installed"
+  fi
+  DELTA_SPARK_HOME="$dir/pyspark"
+}

@@ -3,6 +3,8 @@ package dev.vended.storage.delta;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.hadoop.conf.Configuration;
@@ -10,12 +12,12 @@ import org.apache.hadoop.fs.Path;
 
 /**
  * {@link VendedLogStore} counting the commits its create-only request refused (each one a race for
- * a version this driver lost, which Delta answers by retrying at the next version).
+ * a version this driver lost, which Delta answers by retrying at the next version), per scheme.
  */
 public class CountingLogStore extends VendedLogStore {
 
-    /** Commits refused with {@link FileAlreadyExistsException} in this JVM. */
-    static final AtomicInteger CONFLICTS = new AtomicInteger();
+    /** Commits refused with {@link FileAlreadyExistsException} in this JVM, by the path's scheme. */
+    private static final Map<String, AtomicInteger> CONFLICTS = new ConcurrentHashMap<>();
 
     /**
      * Creates the log store (Delta calls this).
@@ -26,14 +28,30 @@ public class CountingLogStore extends VendedLogStore {
         super(initHadoopConf);
     }
 
+    /** A write through a log store, counted by {@link #counted} when refused. */
+    interface Write {
+        void run() throws IOException;
+    }
+
+    /** Runs {@code write} of {@code path}, counting a {@link FileAlreadyExistsException}. */
+    static void counted(Path path, Write write) throws IOException {
+        try {
+            write.run();
+        } catch (FileAlreadyExistsException e) {
+            CONFLICTS.computeIfAbsent(path.toUri().getScheme(), k -> new AtomicInteger()).incrementAndGet();
+            throw e;
+        }
+    }
+
+    /** The commits to {@code scheme} paths refused in this JVM. */
+    static int conflicts(String scheme) {
+        AtomicInteger n = CONFLICTS.get(scheme);
+        return n == null ? 0 : n.get();
+    }
+
     @Override
     public void write(Path path, Iterator<String> actions, Boolean overwrite, Configuration hadoopConf)
             throws IOException {
-        try {
-            super.write(path, actions, overwrite, hadoopConf);
-        } catch (FileAlreadyExistsException e) {
-            CONFLICTS.incrementAndGet();
-            throw e;
-        }
+        counted(path, () -> super.write(path, actions, overwrite, hadoopConf));
     }
 }

@@ -8,10 +8,7 @@ import dev.vended.storage.testkit.LocalS3Server;
 import io.delta.storage.LogStore;
 import io.delta.storage.S3SingleDriverLogStore;
 
-import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -59,17 +56,6 @@ class TwoDriverRaceTest {
         }
     }
 
-    private static List<java.nio.file.Path> classPath() throws IOException {
-        java.nio.file.Path file = Paths.get(System.getProperty("vended.delta.fullTestClasspath"));
-        List<java.nio.file.Path> cp = new ArrayList<>();
-        for (String entry : Files.readString(file).trim().split(File.pathSeparator)) {
-            cp.add(Paths.get(entry));
-        }
-        cp.add(Paths.get("target", "classes").toAbsolutePath());
-        cp.add(Paths.get("target", "test-classes").toAbsolutePath());
-        return cp;
-    }
-
     /** The outcome per writer: version to {@code WON}, {@code LOST} or {@code ERROR ...}. */
     private record Race(List<Map<Integer, String>> outcomes, List<String> contents) {
 
@@ -91,7 +77,7 @@ class TwoDriverRaceTest {
 
     private static Race race(String prefix, Class<? extends LogStore> store, String createMode)
             throws Exception {
-        List<java.nio.file.Path> cp = classPath();
+        List<java.nio.file.Path> cp = SparkRace.classPath();
         List<String> jvmArgs = List.of("--enable-native-access=ALL-UNNAMED");
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try (Barrier.Server barrier = new Barrier.Server()) {

@@ -142,6 +142,30 @@ impl ObjectBody {
         Ok(Some(chunk))
     }
 
+    /// The next chunks of the body as they came from the network, `max` bytes in all at most:
+    /// not gathered into one buffer (each `Bytes` shares the network buffer it arrived in), the
+    /// last one cut at `max` with its rest kept for the next call. Fewer than `max` bytes only
+    /// at the end of the body; empty there (and when `max` is 0). When the last byte is taken,
+    /// the body's end is reached, so a checked body has been compared with its stored checksum.
+    /// For a caller that copies a batch of chunks at a time (one copy per byte).
+    ///
+    /// # Errors
+    /// As [`next_chunk`](Self::next_chunk); [`Error::ChecksumMismatch`] at the end of a checked
+    /// body.
+    pub async fn next_chunks(&mut self, max: usize) -> Result<Vec<Bytes>> {
+        let mut chunks = Vec::new();
+        let mut taken = 0;
+        while taken < max {
+            let Some(chunk) = self.next_chunk_max(max - taken).await? else {
+                return Ok(chunks);
+            };
+            taken += chunk.len();
+            chunks.push(chunk);
+        }
+        self.finish_if_complete().await?;
+        Ok(chunks)
+    }
+
     /// Copies the body into `buf` chunk by chunk (one copy, from the network buffer) until the
     /// body ends or `buf` is full; returns the number of bytes written. Bytes past `buf.len()`
     /// are kept for the next read of this body (or dropped, with the connection, with the body).
@@ -414,5 +438,24 @@ mod tests {
         assert_eq!(&buf, b"cd");
         assert_eq!(b.next_chunk().await.unwrap().unwrap(), &b"ef"[..]);
         assert!(b.next_chunk().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn next_chunks_hands_over_the_network_buffers_themselves_in_batches() {
+        static FIRST: &[u8] = b"abcdef";
+        static SECOND: &[u8] = b"gh";
+        let mut b = body(&[FIRST, SECOND]);
+        let batch = b.next_chunks(7).await.unwrap();
+        assert_eq!(batch.len(), 2);
+        // Not copied: the same memory the chunks arrived in (the copy count of a batched read
+        // is the caller's one copy out of these).
+        assert_eq!(batch[0].as_ptr(), FIRST.as_ptr());
+        assert_eq!(batch[1].as_ptr(), SECOND.as_ptr());
+        assert_eq!((&batch[0][..], &batch[1][..]), (&b"abcdef"[..], &b"g"[..]));
+        assert_eq!(b.next_chunks(0).await.unwrap().len(), 0);
+        let rest = b.next_chunks(100).await.unwrap();
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].as_ptr(), SECOND[1..].as_ptr());
+        assert!(b.next_chunks(100).await.unwrap().is_empty());
     }
 }

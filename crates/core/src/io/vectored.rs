@@ -1,12 +1,11 @@
 //! Vectored reads: several ranges of one object, nearby ranges merged into one ranged GET by
-//! one rule ([`RangeMerge`]), the GETs run concurrently, each range handed back as a slice of
-//! its GET's body (no copy).
+//! one rule ([`RangeMerge`]), the GETs run concurrently, each range handed back as slices of
+//! the chunks its GET's body arrived in (no copy; gathered into one buffer only on request).
 
 use std::ops::Range;
 
 use bytes::Bytes;
 use futures::stream::{StreamExt, TryStreamExt};
-use object_store::ObjectStoreExt;
 
 use crate::error::{Error, Result};
 use crate::store::VendedStore;
@@ -81,18 +80,37 @@ impl VendedStore {
 
     /// Reads several ranges of one object (start inclusive, end exclusive), in the order given:
     /// one ranged GET per run merged by `merge` ([`RangeMerge::plan`]), up to
-    /// [`VECTORED_PARALLEL`] GETs at once; each returned `Bytes` is a slice of its GET's body
-    /// (no copy).
+    /// [`VECTORED_PARALLEL`] GETs at once; each range comes back as one `Bytes`, a slice of its
+    /// GET's body when that body came in one chunk, else its chunks gathered (one copy). A
+    /// caller that copies the bytes anyway should use
+    /// [`get_ranges_chunked`](Self::get_ranges_chunked), which never gathers.
     ///
     /// # Errors
-    /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range; otherwise as
-    /// [`get`](Self::get) (a range past the end of the object is an error).
+    /// As [`get_ranges_chunked`](Self::get_ranges_chunked).
     pub async fn get_ranges_merged(
         &self,
         path: &str,
         ranges: &[Range<u64>],
         merge: RangeMerge,
     ) -> Result<Vec<Bytes>> {
+        let chunked = self.get_ranges_chunked(path, ranges, merge).await?;
+        Ok(chunked.into_iter().map(gather).collect())
+    }
+
+    /// [`get_ranges_merged`](Self::get_ranges_merged) without gathering: each range comes back
+    /// as the chunks of its GET's body that hold it, as they came from the network (slices of
+    /// the network buffers, no copy), in order. For a caller that copies each range into memory
+    /// of its own (one copy per byte in all).
+    ///
+    /// # Errors
+    /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range, or one past the
+    /// end of the object; otherwise as [`get`](Self::get).
+    pub async fn get_ranges_chunked(
+        &self,
+        path: &str,
+        ranges: &[Range<u64>],
+        merge: RangeMerge,
+    ) -> Result<Vec<Vec<Bytes>>> {
         if let Some(r) = ranges.iter().find(|r| r.start >= r.end) {
             return Err(Error::invalid_option(
                 "range",
@@ -102,28 +120,23 @@ impl VendedStore {
         if ranges.is_empty() {
             return Ok(Vec::new());
         }
-        let p = self.path(path)?;
         let plan = merge.plan(ranges);
-        let store = &self.entry.store;
-        let fetched: Vec<Bytes> = futures::stream::iter(plan.iter().cloned())
-            .map(|r| {
-                let p = &p;
-                async move {
-                    let want = r.end - r.start;
-                    let bytes = store.get_range(p, r.clone()).await?;
-                    if (bytes.len() as u64) < want {
-                        return Err(Error::invalid_option(
-                            "range",
-                            format!(
-                                "range [{}, {}) is past the end of the object ({} bytes returned)",
-                                r.start,
-                                r.end,
-                                bytes.len()
-                            ),
-                        ));
-                    }
-                    Ok(bytes)
+        let fetched: Vec<Vec<Bytes>> = futures::stream::iter(plan.iter().cloned())
+            .map(|r| async move {
+                let want = r.end - r.start;
+                let mut body = self.read_range(path, r.clone(), None).await?;
+                if body.len() < want {
+                    return Err(Error::invalid_option(
+                        "range",
+                        format!(
+                            "range [{}, {}) is past the end of the object ({} bytes)",
+                            r.start,
+                            r.end,
+                            body.info().size
+                        ),
+                    ));
                 }
+                body.next_chunks(want as usize).await
             })
             .buffered(VECTORED_PARALLEL)
             .try_collect()
@@ -133,12 +146,43 @@ impl VendedStore {
             .map(|r| {
                 // The GET holding r: the last one starting at or before it (plan is sorted).
                 let i = plan.partition_point(|g| g.start <= r.start) - 1;
-                let from = (r.start - plan[i].start) as usize;
-                let to = (r.end - plan[i].start) as usize;
-                fetched[i].slice(from..to)
+                let from = r.start - plan[i].start;
+                slice_chunks(&fetched[i], from, r.end - r.start)
             })
             .collect())
     }
+}
+
+/// The bytes `[from, from + len)` of a body that came as `chunks`: slices of them, no copy.
+fn slice_chunks(chunks: &[Bytes], from: u64, len: u64) -> Vec<Bytes> {
+    let (mut skip, mut left) = (from as usize, len as usize);
+    let mut out = Vec::new();
+    for chunk in chunks {
+        if left == 0 {
+            break;
+        }
+        if skip >= chunk.len() {
+            skip -= chunk.len();
+            continue;
+        }
+        let n = (chunk.len() - skip).min(left);
+        out.push(chunk.slice(skip..skip + n));
+        left -= n;
+        skip = 0;
+    }
+    out
+}
+
+/// The chunks in one `Bytes`: the chunk itself when there is one (no copy).
+fn gather(mut chunks: Vec<Bytes>) -> Bytes {
+    if chunks.len() == 1 {
+        return chunks.pop().unwrap_or_default();
+    }
+    let mut all = bytes::BytesMut::with_capacity(chunks.iter().map(Bytes::len).sum());
+    for c in &chunks {
+        all.extend_from_slice(c);
+    }
+    all.freeze()
 }
 
 #[cfg(test)]
@@ -205,5 +249,27 @@ mod tests {
             vec![0..20, 20..30, 50..60]
         );
         assert!(m.plan(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_range_is_sliced_out_of_the_chunks_without_a_copy() {
+        let chunks = [
+            Bytes::from_static(b"abc"),
+            Bytes::from_static(b"defg"),
+            Bytes::from_static(b"hi"),
+        ];
+        let got = slice_chunks(&chunks, 2, 6);
+        let text: Vec<&[u8]> = got.iter().map(|b| &b[..]).collect();
+        assert_eq!(text, [&b"c"[..], &b"defg"[..], &b"h"[..]]);
+        assert_eq!(
+            got[1].as_ptr(),
+            chunks[1].as_ptr(),
+            "a whole chunk is not copied"
+        );
+        assert_eq!(got[0].as_ptr(), chunks[0][2..].as_ptr());
+        assert!(slice_chunks(&chunks, 9, 0).is_empty());
+        assert_eq!(&slice_chunks(&chunks, 3, 4)[..], &[chunks[1].clone()]);
+        assert_eq!(&gather(got)[..], b"cdefgh");
+        assert_eq!(gather(vec![chunks[2].clone()]).as_ptr(), chunks[2].as_ptr());
     }
 }

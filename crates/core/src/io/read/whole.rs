@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use object_store::GetOptions;
 
 use super::{changed, short_or_long, ObjectBody};
@@ -110,6 +112,32 @@ impl VendedStore {
         let mut attempt = 1;
         loop {
             match self.get_into_once(path, buf).await {
+                Err(e) if e.rereads_whole_object(attempt) => {
+                    log::warn!("{e}; reading it again");
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// The whole object as the chunks its body arrived in (not gathered, no copy; see
+    /// [`ObjectBody::next_chunks`]), compared with the stored checksum at its end and read again
+    /// after a mismatch, as [`get_into`](Self::get_into) does. For a caller that copies the
+    /// bytes into memory of its own (one copy per byte in all).
+    ///
+    /// # Errors
+    /// As [`get_body`](Self::get_body); [`Error::ChecksumMismatch`] when the second read does
+    /// not match either.
+    pub async fn get_chunks(&self, path: &str) -> Result<Vec<Bytes>> {
+        let mut attempt = 1;
+        loop {
+            let read = async {
+                let mut body = self.get_body(path).await?;
+                let len = usize::try_from(body.len()).unwrap_or(usize::MAX);
+                body.next_chunks(len).await
+            };
+            match read.await {
                 Err(e) if e.rereads_whole_object(attempt) => {
                     log::warn!("{e}; reading it again");
                     attempt += 1;

@@ -11,6 +11,7 @@
 
 mod alloc;
 mod async_ops;
+mod batches;
 mod catalog;
 mod errors;
 mod handles;
@@ -198,7 +199,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
 /// The number of the JNI contract between the Java classes of `dev.vended.storage` and this
 /// library. Bump it whenever an exported native method is added, removed or renamed, or changes
 /// its parameter or return types, and bump `NativeLoader.NATIVE_ABI` (Java) with it.
-pub const NATIVE_ABI: u32 = 7;
+pub const NATIVE_ABI: u32 = 8;
 
 /// `private static native String nativeAbi()` of `dev.vended.storage.NativeLoader`: the first
 /// native method the Java side calls after loading the library, before any other, to check that

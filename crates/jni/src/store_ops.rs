@@ -5,8 +5,8 @@
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
-use vended_storage::io::RangeRead;
 
+use crate::batches::Batches;
 use crate::errors::{BridgeError, ThrowJava};
 use crate::{
     block_on, handles, info_strings, long_array, optional_string, range, store, streams,
@@ -45,12 +45,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRange<'l>(
         if r.is_empty() {
             return Ok(env.byte_array_from_slice(&[])?);
         }
-        block_on(async {
-            match store.open_range(&path, r).await? {
-                RangeRead::Cached(bytes) => Ok(env.byte_array_from_slice(&bytes)?),
-                RangeRead::Body(body) => streams::new_array_from_body(env, body).await,
-            }
-        })?
+        let batches = Batches::open(async move { store.open_range(&path, r).await })?;
+        streams::new_array(env, batches)
     })
     .resolve::<ThrowJava>()
 }

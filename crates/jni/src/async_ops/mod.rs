@@ -24,6 +24,12 @@
 //! // String[] of 5 strings per object, String[] {eTag, version}, or null), or throws the same
 //! // exception the synchronous call throws; null for a cancelled task. Frees the task.
 //! static native Object take(long task);
+//! // For a startGetRanges task: instead of a byte[][], each range is copied into a buffer of
+//! // allocate (called on this thread with the range's length, in order, once the task has
+//! // succeeded; heap or direct) at its position, which is not moved: one copy per byte.
+//! // Returns null; otherwise as take (a buffer with too little room or a read-only one:
+//! // IllegalArgumentException).
+//! static native Object takeRangesInto(long task, IntFunction<ByteBuffer> allocate);
 //! // Asks a running task to stop: its request future is dropped (the HTTP request is
 //! // abandoned) and sink.ready is called. Returns false when the task already ended.
 //! static native boolean cancel(long task);
@@ -43,13 +49,13 @@ use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 
-use vended_storage::io::{RangeMerge, WriteMode};
+use vended_storage::io::{RangeMerge, RangeRead, WriteMode};
 use vended_storage::store::VendedStore;
 
 use crate::errors::{BridgeError, ThrowJava};
 use crate::streams::java_ranges;
 use crate::{optional_string, range, store, string_arg, BridgeResult};
-use tasks::{boxed, spawn, Value};
+use tasks::{spawn, Value};
 
 fn store_path(
     env: &Env<'_>,
@@ -71,7 +77,7 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGet<'l>(
     env.with_env(|env| -> BridgeResult<jlong> {
         let (store, path) = store_path(env, handle, &path)?;
         spawn(env, &sink, async move {
-            Ok(Value::Bytes(boxed(store.get(&path).await?)))
+            Ok(Value::Chunks(store.get_chunks(&path).await?))
         })
     })
     .resolve::<ThrowJava>()
@@ -92,9 +98,12 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRange<'l>(
         let r = range(start, end, true)?;
         spawn(env, &sink, async move {
             if r.is_empty() {
-                return Ok(Value::Bytes(boxed(Vec::new())));
+                return Ok(Value::Chunks(Vec::new()));
             }
-            Ok(Value::Bytes(boxed(store.get_range(&path, r).await?)))
+            Ok(Value::Chunks(match store.open_range(&path, r).await? {
+                RangeRead::Cached(bytes) => vec![bytes],
+                RangeRead::Body(mut body) => body.next_chunks(body.len() as usize).await?,
+            }))
         })
     })
     .resolve::<ThrowJava>()
@@ -132,8 +141,9 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRanges<'l>(
             if ranges.is_empty() {
                 return Ok(Value::Parts(Vec::new()));
             }
-            let parts = store.get_ranges_merged(&path, &ranges, merge).await?;
-            Ok(Value::Parts(parts.into_iter().map(boxed).collect()))
+            Ok(Value::Parts(
+                store.get_ranges_chunked(&path, &ranges, merge).await?,
+            ))
         })
     })
     .resolve::<ThrowJava>()

@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JValue};
+use bytes::Bytes;
+use jni::objects::{JClass, JObject, JValue};
 use jni::refs::Global;
 use jni::sys::{jboolean, jlong};
 use jni::{jni_sig, jni_str, Env, EnvUnowned, JavaVM};
@@ -20,15 +21,15 @@ use vended_storage::object::ObjectInfo;
 
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
+use crate::streams::{array_of_chunks, arrays_of_chunks, fill_buffer};
 use crate::{info_strings, runtime, string_array, BridgeResult};
-
-/// Bytes as the core returns them (kept without copying until `take` copies them into Java).
-pub(super) type Buf = Box<dyn AsRef<[u8]> + Send + Sync>;
 
 /// A finished operation's value.
 pub(super) enum Value {
-    Bytes(Buf),
-    Parts(Vec<Buf>),
+    /// One range as the chunks it arrived in (copied once, into its Java array, by `take`).
+    Chunks(Vec<Bytes>),
+    /// Several ranges, each as its chunks.
+    Parts(Vec<Vec<Bytes>>),
     Info(ObjectInfo),
     Infos(Vec<ObjectInfo>),
     Written(WriteResult),
@@ -131,37 +132,10 @@ fn notify(sink: Global<JObject<'static>>, id: jlong) {
     }
 }
 
-pub(super) fn boxed(b: impl AsRef<[u8]> + Send + Sync + 'static) -> Buf {
-    Box::new(b)
-}
-
-/// Largest Java array: the streams' limit (the synchronous reads refuse larger ranges).
-pub(super) use crate::streams::MAX_JAVA_ARRAY;
-
-fn byte_array<'l>(env: &mut Env<'l>, b: &[u8]) -> BridgeResult<JObject<'l>> {
-    if b.len() as u64 > MAX_JAVA_ARRAY {
-        return Err(BridgeError::Argument(format!(
-            "the object of {} bytes does not fit in a Java array; read it in ranges",
-            b.len()
-        )));
-    }
-    Ok(env.byte_array_from_slice(b)?.into())
-}
-
 fn to_java<'l>(env: &mut Env<'l>, value: Value) -> BridgeResult<JObject<'l>> {
     match value {
-        Value::Bytes(b) => byte_array(env, (*b).as_ref()),
-        Value::Parts(parts) => {
-            let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
-            for (i, part) in parts.iter().enumerate() {
-                env.with_local_frame(2, |env| -> BridgeResult<()> {
-                    let array = byte_array(env, (**part).as_ref())?;
-                    result.set_element(env, i, &env.cast_local::<JByteArray>(array)?)?;
-                    Ok(())
-                })?;
-            }
-            Ok(result.into())
-        }
+        Value::Chunks(chunks) => Ok(array_of_chunks(env, &chunks)?.into()),
+        Value::Parts(parts) => arrays_of_chunks(env, &parts),
         Value::Info(info) => string_array(env, info_strings(&info).into_iter()),
         Value::Infos(infos) => {
             let flat: Vec<Option<String>> = infos.iter().flat_map(info_strings).collect();
@@ -179,29 +153,83 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_take<'l>(
     task: jlong,
 ) -> JObject<'l> {
     env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let entry = TASKS.get(task).ok_or(BridgeError::Closed("async task"))?;
-        let state = {
-            let mut state = lock(&entry);
-            // A running task stays registered (and running): it is taken after `ready`.
-            if matches!(*state, State::Running(_)) {
-                return Err(BridgeError::Argument(format!(
-                    "async task {task} is still running"
-                )));
-            }
-            // Ended: removed while locked, so of two racing takes exactly one gets the value.
-            if TASKS.remove(task).is_none() {
-                return Err(BridgeError::Closed("async task"));
-            }
-            std::mem::replace(&mut *state, State::Cancelled)
-        };
-        match state {
+        match take_state(task)? {
             State::Done(Ok(value)) => to_java(env, value),
-            State::Done(Err(e)) => Err(e.into()),
-            State::Cancelled | State::Running(_) => Ok(JObject::null()),
-            // Re-raised here (without the panic hook printing it again) so that the entry
-            // point's policy reports it as for synchronous calls.
-            State::Panicked(message) => std::panic::resume_unwind(Box::new(message)),
+            ended => not_done(ended),
         }
+    })
+    .resolve::<ThrowJava>()
+}
+
+/// The state of an ended task, which is freed: of two racing takes exactly one gets it.
+fn take_state(task: jlong) -> BridgeResult<State> {
+    let entry = TASKS.get(task).ok_or(BridgeError::Closed("async task"))?;
+    let mut state = lock(&entry);
+    // A running task stays registered (and running): it is taken after `ready`.
+    if matches!(*state, State::Running(_)) {
+        return Err(BridgeError::Argument(format!(
+            "async task {task} is still running"
+        )));
+    }
+    // Ended: removed while locked.
+    if TASKS.remove(task).is_none() {
+        return Err(BridgeError::Closed("async task"));
+    }
+    Ok(std::mem::replace(&mut *state, State::Cancelled))
+}
+
+/// What `take` gives for a task that did not end with a value: its error, `null` when it was
+/// cancelled, its panic.
+fn not_done<'l>(state: State) -> BridgeResult<JObject<'l>> {
+    match state {
+        State::Done(Ok(_)) => Err(BridgeError::Argument("the task ended with a value".into())),
+        State::Done(Err(e)) => Err(e.into()),
+        State::Cancelled | State::Running(_) => Ok(JObject::null()),
+        // Re-raised here (without the panic hook printing it again) so that the entry
+        // point's policy reports it as for synchronous calls.
+        State::Panicked(message) => std::panic::resume_unwind(Box::new(message)),
+    }
+}
+
+/// `takeRangesInto(task, allocate)`: the ranges of a `startGetRanges` task copied straight into
+/// buffers of `allocate` (a `java.util.function.IntFunction<ByteBuffer>`, called here on the
+/// calling thread with each range's length, in order, once the task has succeeded) at their
+/// positions, which are not moved: one copy per byte. Returns `null`; otherwise as `take`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_AsyncNative_takeRangesInto<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    task: jlong,
+    allocate: JObject<'l>,
+) -> JObject<'l> {
+    env.with_env(|env| -> BridgeResult<JObject<'l>> {
+        if allocate.is_null() {
+            return Err(BridgeError::Argument("allocate must not be null".into()));
+        }
+        let parts = match take_state(task)? {
+            State::Done(Ok(Value::Parts(parts))) => parts,
+            State::Done(Ok(_)) => {
+                return Err(BridgeError::Argument(format!(
+                    "async task {task} did not read ranges"
+                )))
+            }
+            ended => return not_done(ended),
+        };
+        for chunks in &parts {
+            let len: usize = chunks.iter().map(Bytes::len).sum();
+            env.with_local_frame(4, |env| -> BridgeResult<()> {
+                let buffer = env
+                    .call_method(
+                        &allocate,
+                        jni_str!("apply"),
+                        jni_sig!("(I)Ljava/lang/Object;"),
+                        &[JValue::Int(len as i32)],
+                    )?
+                    .l()?;
+                fill_buffer(env, &buffer, chunks)
+            })?;
+        }
+        Ok(JObject::null())
     })
     .resolve::<ThrowJava>()
 }

@@ -100,15 +100,17 @@
 mod read;
 mod write;
 
-pub(crate) use read::new_array_from_body;
+pub(crate) use read::new_array;
 pub(crate) use write::{writer_options, WRITERS};
 
 use std::ops::Range;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
-use jni::{Env, EnvUnowned};
+use jni::{jni_sig, jni_str, Env, EnvUnowned};
 use once_cell::sync::Lazy;
 use tokio::sync::Mutex;
 
@@ -135,6 +137,122 @@ pub(super) fn as_jbytes(b: &[u8]) -> &[i8] {
 pub(super) fn as_jbytes_mut(b: &mut [u8]) -> &mut [i8] {
     // SAFETY: as in `as_jbytes`; the borrow is exclusive.
     unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast(), b.len()) }
+}
+
+/// A new Java array holding `chunks` one after the other (one copy per byte).
+///
+/// # Errors
+/// [`BridgeError::Argument`] when they are longer than a Java array can be; JNI errors.
+pub(crate) fn array_of_chunks<'l>(
+    env: &mut Env<'l>,
+    chunks: &[Bytes],
+) -> BridgeResult<JByteArray<'l>> {
+    let len: u64 = chunks.iter().map(|c| c.len() as u64).sum();
+    if len > MAX_JAVA_ARRAY {
+        return Err(BridgeError::Argument(format!(
+            "{len} bytes do not fit in a Java array; read them in ranges"
+        )));
+    }
+    let array = env.new_byte_array(len as usize)?;
+    let mut at = 0usize;
+    for chunk in chunks {
+        array.set_region(env, at as jint, as_jbytes(chunk))?;
+        at += chunk.len();
+    }
+    Ok(array)
+}
+
+/// A `byte[][]` with one new array per part, each filled from the part's chunks (one copy per
+/// byte), in order.
+///
+/// # Errors
+/// As [`array_of_chunks`].
+pub(crate) fn arrays_of_chunks<'l>(
+    env: &mut Env<'l>,
+    parts: &[Vec<Bytes>],
+) -> BridgeResult<JObject<'l>> {
+    let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
+    for (i, chunks) in parts.iter().enumerate() {
+        env.with_local_frame(2, |env| -> BridgeResult<()> {
+            let array = array_of_chunks(env, chunks)?;
+            result.set_element(env, i, &array)?;
+            Ok(())
+        })?;
+    }
+    Ok(result.into())
+}
+
+/// Copies `chunks` into the `java.nio.ByteBuffer` `buffer` at its position (one copy per byte),
+/// heap (through its array) or direct; its position and limit are not changed.
+///
+/// # Errors
+/// [`BridgeError::Argument`] when `buffer` is null, not a `ByteBuffer`, read-only or has fewer
+/// bytes remaining than the chunks hold; JNI errors (an exception of the buffer's methods).
+pub(crate) fn fill_buffer(
+    env: &mut Env<'_>,
+    buffer: &JObject<'_>,
+    chunks: &[Bytes],
+) -> BridgeResult<()> {
+    let len: usize = chunks.iter().map(Bytes::len).sum();
+    if buffer.is_null() || !env.is_instance_of(buffer, jni_str!("java/nio/ByteBuffer"))? {
+        return Err(BridgeError::Argument(
+            "the allocator did not return a ByteBuffer".into(),
+        ));
+    }
+    let read_only = env
+        .call_method(buffer, jni_str!("isReadOnly"), jni_sig!("()Z"), &[])?
+        .z()?;
+    if read_only {
+        return Err(BridgeError::Argument(
+            "the allocator returned a read-only ByteBuffer".into(),
+        ));
+    }
+    let int = |env: &mut Env<'_>, name: &'static jni::strings::JNIStr| -> BridgeResult<usize> {
+        let v = env.call_method(buffer, name, jni_sig!("()I"), &[])?.i()?;
+        Ok(usize::try_from(v).unwrap_or(0))
+    };
+    let position = int(env, jni_str!("position"))?;
+    let remaining = int(env, jni_str!("remaining"))?;
+    if remaining < len {
+        return Err(BridgeError::Argument(format!(
+            "the allocator's buffer has {remaining} bytes remaining for a range of {len}"
+        )));
+    }
+    let direct = env.new_local_ref(buffer)?;
+    let direct = env.cast_local::<JByteBuffer>(direct)?;
+    if let Ok(address) = env.get_direct_buffer_address(&direct) {
+        if !address.is_null() {
+            let mut at = position;
+            for chunk in chunks {
+                // SAFETY: [position, position + len) lies within the buffer (remaining >= len);
+                // the local reference keeps it alive for this call, and its owner does not use
+                // it until the read completes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(chunk.as_ptr(), address.add(at), chunk.len());
+                }
+                at += chunk.len();
+            }
+            return Ok(());
+        }
+    }
+    let has_array = env
+        .call_method(buffer, jni_str!("hasArray"), jni_sig!("()Z"), &[])?
+        .z()?;
+    if !has_array {
+        return Err(BridgeError::Argument(
+            "the allocator returned a heap ByteBuffer without an accessible array".into(),
+        ));
+    }
+    let array = env
+        .call_method(buffer, jni_str!("array"), jni_sig!("()[B"), &[])?
+        .l()?;
+    let array = env.cast_local::<JByteArray>(array)?;
+    let mut at = int(env, jni_str!("arrayOffset"))? + position;
+    for chunk in chunks {
+        array.set_region(env, at as jint, as_jbytes(chunk))?;
+        at += chunk.len();
+    }
+    Ok(())
 }
 
 /// Checks `[off, off + len)` lies within `capacity` elements; returns them as `usize`.

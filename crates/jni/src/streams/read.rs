@@ -4,17 +4,21 @@
 
 use std::sync::{Arc, Mutex};
 
-use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JString};
 use jni::sys::{jint, jlong};
 use jni::EnvUnowned;
 use once_cell::sync::Lazy;
 
-use vended_storage::io::{BlockingObjectReader, ObjectBody};
+use vended_storage::io::{BlockingObjectReader, RangeMerge, RangeRead};
+use vended_storage::store::VendedStore;
 
-use super::{array_region, as_jbytes, direct_region, java_ranges, position, MAX_JAVA_ARRAY};
+use super::{
+    array_region, arrays_of_chunks, as_jbytes, direct_region, java_ranges, position, MAX_JAVA_ARRAY,
+};
+use crate::batches::{on_runtime, Batches};
 use crate::errors::{BridgeError, ThrowJava};
 use crate::handles::HandleTable;
-use crate::{block_on, optional_string, runtime, store, string_arg, BridgeResult};
+use crate::{optional_string, runtime, store, string_arg, BridgeResult};
 
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
@@ -38,24 +42,14 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRange<'l>(
         if len == 0 {
             return Ok(0);
         }
-        block_on(async {
-            let mut body = store
-                .read_range(&path, start..start + len as u64, if_match.as_deref())
-                .await?;
-            if body.is_empty() {
-                return Ok(-1);
-            }
-            let mut filled = 0usize;
-            while let Some(chunk) = body.next_chunk().await? {
-                let n = chunk.len().min(len - filled);
-                buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk[..n]))?;
-                filled += n;
-                if filled == len {
-                    break;
-                }
-            }
-            Ok(filled as jint)
-        })?
+        let batches = ranged(store, path, start..start + len as u64, if_match)?;
+        if batches.len() == 0 {
+            return Ok(-1);
+        }
+        let filled = batches.for_each(|at, bytes| {
+            Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
+        })?;
+        Ok(filled as jint)
     })
     .resolve::<ThrowJava>()
 }
@@ -84,17 +78,49 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_readRangeDirect<'l>(
             return Ok(0);
         }
         let end = start + target.len() as u64;
-        block_on(async {
-            let mut body = store
-                .read_range(&path, start..end, if_match.as_deref())
-                .await?;
-            if body.is_empty() {
-                return Ok(-1);
-            }
-            Ok(body.read_into(target).await? as jint)
-        })?
+        let batches = ranged(store, path, start..end, if_match)?;
+        if batches.len() == 0 {
+            return Ok(-1);
+        }
+        let filled = batches.for_each(|at, bytes| {
+            target[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        })?;
+        Ok(filled as jint)
     })
     .resolve::<ThrowJava>()
+}
+
+/// The body of bytes `range` of `path` (pinned to `if_match`), read on the runtime in batches.
+fn ranged(
+    store: Arc<VendedStore>,
+    path: String,
+    range: std::ops::Range<u64>,
+    if_match: Option<String>,
+) -> BridgeResult<Batches> {
+    Batches::open(async move {
+        let body = store.read_range(&path, range, if_match.as_deref()).await?;
+        Ok(RangeRead::Body(body))
+    })
+}
+
+/// The whole object `path` handed to `consume`, read again when its bytes do not match the
+/// stored checksum, as the core says (`rereads_whole_object`).
+fn whole<T>(
+    store: &Arc<VendedStore>,
+    path: &str,
+    mut consume: impl FnMut(Batches) -> BridgeResult<T>,
+) -> BridgeResult<T> {
+    let mut attempt = 1;
+    loop {
+        let (store, path) = (store.clone(), path.to_string());
+        let read = Batches::open(async move { Ok(RangeRead::Body(store.get_body(&path).await?)) })
+            .and_then(&mut consume);
+        match read {
+            Err(BridgeError::Storage(e)) if e.rereads_whole_object(attempt) => attempt += 1,
+            done => return done,
+        }
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -107,42 +133,28 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
     env.with_env(|env| -> BridgeResult<JByteArray<'l>> {
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
-        block_on(async {
-            // A checksum mismatch is read again as the core says (`rereads_whole_object`).
-            let mut attempt = 1;
-            loop {
-                let body = store.get_body(&path).await?;
-                match new_array_from_body(env, body).await {
-                    Err(BridgeError::Storage(e)) if e.rereads_whole_object(attempt) => attempt += 1,
-                    done => return done,
-                }
-            }
-        })?
+        whole(&store, &path, |batches| new_array(env, batches))
     })
     .resolve::<ThrowJava>()
 }
 
-/// A new Java array of `body`'s length, filled with each chunk as it arrives (one copy).
+/// A new Java array of the announced length, filled with each chunk as it arrives (one copy).
 ///
 /// # Errors
 /// [`BridgeError::Argument`] when the body is longer than a Java array can be; I/O errors of
 /// the body; JNI errors.
-pub(crate) async fn new_array_from_body<'l>(
+pub(crate) fn new_array<'l>(
     env: &mut jni::Env<'l>,
-    mut body: ObjectBody,
+    batches: Batches,
 ) -> BridgeResult<JByteArray<'l>> {
-    if body.len() > MAX_JAVA_ARRAY {
+    if batches.len() > MAX_JAVA_ARRAY {
         return Err(BridgeError::Argument(format!(
             "{} bytes do not fit in a Java array; read them in ranges",
-            body.len()
+            batches.len()
         )));
     }
-    let array = env.new_byte_array(body.len() as usize)?;
-    let mut filled = 0usize;
-    while let Some(chunk) = body.next_chunk().await? {
-        array.set_region(env, filled as jint, as_jbytes(&chunk))?;
-        filled += chunk.len();
-    }
+    let array = env.new_byte_array(batches.len() as usize)?;
+    batches.for_each(|at, bytes| Ok(array.set_region(env, at as jint, as_jbytes(bytes))?))?;
     Ok(array)
 }
 
@@ -167,31 +179,15 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getInto<'l>(
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
         let (off, len) = array_region(env, &buf, off, len)?;
-        block_on(async {
-            // A checksum mismatch is read again as the core says (`rereads_whole_object`).
-            let mut attempt = 1;
-            loop {
-                let mut body = store.get_body(&path).await?;
-                let size = body.len();
-                if size > len as u64 {
-                    return Err(too_small(size, len));
-                }
-                let mut filled = 0usize;
-                let read: BridgeResult<()> = async {
-                    while let Some(chunk) = body.next_chunk().await? {
-                        buf.set_region(env, (off + filled) as jint, as_jbytes(&chunk))?;
-                        filled += chunk.len();
-                    }
-                    Ok(())
-                }
-                .await;
-                match read {
-                    Err(BridgeError::Storage(e)) if e.rereads_whole_object(attempt) => attempt += 1,
-                    Err(e) => return Err(e),
-                    Ok(()) => return Ok(size as jlong),
-                }
+        whole(&store, &path, |batches| {
+            if batches.len() > len as u64 {
+                return Err(too_small(batches.len(), len));
             }
-        })?
+            let n = batches.for_each(|at, bytes| {
+                Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
+            })?;
+            Ok(n as jlong)
+        })
     })
     .resolve::<ThrowJava>()
 }
@@ -211,8 +207,16 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getIntoDirect<'l>(
         let path = string_arg(env, &path, "path")?;
         // SAFETY: used only within this call; see `direct_region`.
         let target = unsafe { direct_region(env, &buf, off, len)? };
-        let size = block_on(store.get_into(&path, target))??;
-        Ok(size as jlong)
+        whole(&store, &path, |batches| {
+            if batches.len() > target.len() as u64 {
+                return Err(too_small(batches.len(), target.len()));
+            }
+            let n = batches.for_each(|at, bytes| {
+                target[at..at + bytes.len()].copy_from_slice(bytes);
+                Ok(())
+            })?;
+            Ok(n as jlong)
+        })
     })
     .resolve::<ThrowJava>()
 }
@@ -230,16 +234,12 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
         let ranges = java_ranges(env, &starts, &ends)?;
-        let parts = block_on(store.get_ranges(&path, &ranges))??;
-        let result = JObjectArray::<JByteArray>::new(env, parts.len(), JByteArray::null())?;
-        for (i, part) in parts.iter().enumerate() {
-            env.with_local_frame(2, |env| -> BridgeResult<()> {
-                let array = env.byte_array_from_slice(part)?;
-                result.set_element(env, i, &array)?;
-                Ok(())
-            })?;
-        }
-        Ok(result.into())
+        let parts = on_runtime(async move {
+            store
+                .get_ranges_chunked(&path, &ranges, RangeMerge::OBJECT_STORE)
+                .await
+        })??;
+        arrays_of_chunks(env, &parts)
     })
     .resolve::<ThrowJava>()
 }

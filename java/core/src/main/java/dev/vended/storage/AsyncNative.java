@@ -1,5 +1,8 @@
 package dev.vended.storage;
 
+import java.nio.ByteBuffer;
+import java.util.function.IntFunction;
+
 /**
  * The JNI entry points of native completion for {@link AsyncObjectStore} (Rust: {@code
  * crates/jni/src/async_ops/}).
@@ -73,6 +76,18 @@ final class AsyncNative {
      * @throws StorageException the exception the synchronous call would throw
      */
     static native Object take(long task) throws StorageException;
+
+    /**
+     * For a {@link #startGetRanges} task: instead of {@link #take}'s {@code byte[][]}, each range
+     * is copied into a buffer of {@code allocate} (called on this thread with the range's length,
+     * in order, once the task has succeeded; heap or direct) at its position, which is not moved.
+     * Frees the task; returns {@code null}.
+     *
+     * @throws StorageException as {@link #take}
+     * @throws IllegalArgumentException if a buffer is read-only or has too little room
+     */
+    static native Object takeRangesInto(long task, IntFunction<ByteBuffer> allocate)
+            throws StorageException;
 
     /**
      * Stops a running task: its request is dropped, and {@link Sink#ready(long)} follows.

@@ -1,7 +1,7 @@
 package dev.vended.storage;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -9,7 +9,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 
 /**
  * Asynchronous operations on an {@link ObjectStore}, returning {@link CompletableFuture}s completed
@@ -181,30 +181,91 @@ public final class AsyncObjectStore implements AutoCloseable {
      */
     public CompletableFuture<List<byte[]>> getRangesAsync(
             String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
+        checkMerge(minSeek, maxMerged);
+        return call(startRanges(path, ranges, minSeek, maxMerged), r -> List.of((byte[][]) r));
+    }
+
+    /**
+     * {@link #getRangesAsync(String, List, long, long)} into the caller's buffers: once every range
+     * has been read, {@code allocate} is called on the thread that completes the future with each
+     * range's length, in the order of {@code ranges}, and the range is copied from the network
+     * buffers straight into the buffer it returned (heap or direct), at its position: one copy per
+     * byte, no intermediate array. Each buffer is then flipped, as after {@code put}. Nothing is
+     * allocated when the read fails.
+     *
+     * @param path the object path
+     * @param ranges the ranges (any order; none empty)
+     * @param minSeek as {@link #getRangesAsync(String, List, long, long)}
+     * @param maxMerged as {@link #getRangesAsync(String, List, long, long)}
+     * @param allocate returns a writable buffer with at least the given number of bytes remaining
+     * @return the buffers {@code allocate} returned, in the order of {@code ranges}; fails with
+     *     {@link IllegalArgumentException} if a buffer is read-only or too small, or with what
+     *     {@code allocate} threw
+     * @throws IllegalArgumentException if {@code minSeek < 0} or {@code maxMerged < 1}
+     * @throws NullPointerException if {@code allocate} is null
+     */
+    public CompletableFuture<List<ByteBuffer>> getRangesIntoAsync(
+            String path,
+            List<ByteRange> ranges,
+            long minSeek,
+            long maxMerged,
+            IntFunction<ByteBuffer> allocate) {
+        checkMerge(minSeek, maxMerged);
+        Objects.requireNonNull(allocate, "allocate");
+        return call(
+                startRanges(path, ranges, minSeek, maxMerged),
+                task -> {
+                    List<ByteBuffer> buffers = new ArrayList<>();
+                    AsyncNative.takeRangesInto(
+                            task,
+                            n -> {
+                                ByteBuffer b = allocate.apply(n);
+                                buffers.add(b);
+                                return b;
+                            });
+                    for (int i = 0; i < buffers.size(); i++) {
+                        ByteRange r = ranges.get(i);
+                        ByteBuffer b = buffers.get(i);
+                        b.position(b.position() + (int) (r.endExclusive() - r.start()));
+                        b.flip();
+                    }
+                    return List.copyOf(buffers);
+                },
+                r -> castBuffers(r));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<ByteBuffer> castBuffers(Object raw) {
+        return (List<ByteBuffer>) raw;
+    }
+
+    private static void checkMerge(long minSeek, long maxMerged) {
         if (minSeek < 0 || maxMerged < 1) {
             throw new IllegalArgumentException(
                     "minSeek must be >= 0 (was " + minSeek + ") and maxMerged >= 1 (was "
                             + maxMerged + ")");
         }
-        return getRanges(path, ranges, minSeek, maxMerged);
     }
 
     private CompletableFuture<List<byte[]>> getRanges(
             String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
-        return call(
-                (h, s) -> {
-                    Objects.requireNonNull(ranges, "ranges");
-                    long[] starts = new long[ranges.size()];
-                    long[] ends = new long[starts.length];
-                    for (int i = 0; i < starts.length; i++) {
-                        ByteRange r = Objects.requireNonNull(ranges.get(i), "range");
-                        starts[i] = r.start();
-                        ends[i] = r.endExclusive();
-                    }
-                    return AsyncNative.startGetRanges(
-                            h, nonNull(path, "path"), starts, ends, minSeek, maxMerged, s);
-                },
-                r -> List.of((byte[][]) r));
+        return call(startRanges(path, ranges, minSeek, maxMerged), r -> List.of((byte[][]) r));
+    }
+
+    private static AsyncCall.Start startRanges(
+            String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
+        return (h, s) -> {
+            Objects.requireNonNull(ranges, "ranges");
+            long[] starts = new long[ranges.size()];
+            long[] ends = new long[starts.length];
+            for (int i = 0; i < starts.length; i++) {
+                ByteRange r = Objects.requireNonNull(ranges.get(i), "range");
+                starts[i] = r.start();
+                ends[i] = r.endExclusive();
+            }
+            return AsyncNative.startGetRanges(
+                    h, nonNull(path, "path"), starts, ends, minSeek, maxMerged, s);
+        };
     }
 
     /**
@@ -277,7 +338,9 @@ public final class AsyncObjectStore implements AutoCloseable {
      * @return every object under the prefix (an unmodifiable list)
      */
     public CompletableFuture<List<ObjectMeta>> listAsync(String prefix) {
-        return call((h, s) -> AsyncNative.startList(h, prefix, s), AsyncObjectStore::listing);
+        return call(
+                (h, s) -> AsyncNative.startList(h, prefix, s),
+                r -> ObjectMeta.listFromNative((String[]) r));
     }
 
     /**
@@ -376,33 +439,13 @@ public final class AsyncObjectStore implements AutoCloseable {
         return Objects.requireNonNull(value, name);
     }
 
-    private static List<ObjectMeta> listing(Object raw) {
-        String[] flat = (String[]) raw;
-        if (flat.length % ObjectMeta.NATIVE_FIELDS != 0) {
-            throw new IllegalStateException(
-                    "native library returned a malformed listing of " + flat.length + " strings");
-        }
-        List<ObjectMeta> out = new ArrayList<>(flat.length / ObjectMeta.NATIVE_FIELDS);
-        for (int i = 0; i < flat.length; i += ObjectMeta.NATIVE_FIELDS) {
-            out.add(ObjectMeta.fromNative(flat, i));
-        }
-        return Collections.unmodifiableList(out);
+    private <T> CompletableFuture<T> call(AsyncCall.Start start, AsyncCall.Decode<T> decode) {
+        return call(start, AsyncNative::take, decode);
     }
 
-    /** Starts a native task on a store handle; returns its id. */
-    @FunctionalInterface
-    private interface Start {
-        long start(long storeHandle, AsyncNative.Sink sink) throws StorageException;
-    }
-
-    /** Turns what {@link AsyncNative#take} returned into the future's value. */
-    @FunctionalInterface
-    private interface Decode<T> {
-        T decode(Object raw);
-    }
-
-    private <T> CompletableFuture<T> call(Start start, Decode<T> decode) {
-        Call<T> call = new Call<>(decode);
+    private <T> CompletableFuture<T> call(
+            AsyncCall.Start start, AsyncCall.Take take, AsyncCall.Decode<T> decode) {
+        AsyncCall<T> call = new AsyncCall<>(callbackExecutor, permits, take, decode);
         if (closed) {
             call.future.completeExceptionally(
                     new RejectedExecutionException("AsyncObjectStore is closed"));
@@ -438,88 +481,5 @@ public final class AsyncObjectStore implements AutoCloseable {
         }
         call.started(task);
         return call.future;
-    }
-
-    /** One call: its future, and the sink the native task reports to. */
-    private final class Call<T> extends AsyncNative.Sink {
-        private final Decode<T> decode;
-        /** Set by the one delivery that takes the task (an executor may run it twice). */
-        private final AtomicBoolean delivered = new AtomicBoolean();
-        private volatile long task;
-        private volatile Thread nativeThread;
-
-        final CompletableFuture<T> future =
-                new CompletableFuture<>() {
-                    @Override
-                    public boolean cancel(boolean mayInterruptIfRunning) {
-                        boolean cancelled = super.cancel(mayInterruptIfRunning);
-                        long t = task;
-                        if (cancelled && t != 0) {
-                            AsyncNative.cancel(t);
-                        }
-                        return cancelled;
-                    }
-                };
-
-        Call(Decode<T> decode) {
-            this.decode = decode;
-        }
-
-        /** The native task is running: a cancel that came before now reaches it. */
-        void started(long id) {
-            task = id;
-            if (future.isCancelled()) {
-                AsyncNative.cancel(id);
-            }
-        }
-
-        /** On a native runtime thread: only hands the completion to the callback executor. */
-        @Override
-        void ready(long id) {
-            nativeThread = Thread.currentThread();
-            Runnable deliver = () -> deliver(id);
-            try {
-                callbackExecutor.execute(deliver);
-            } catch (Throwable rejected) {
-                // Any throwable (an Error too): nothing may escape to the native thread, or the
-                // future would never complete and its permit never return.
-                ForkJoinPool.commonPool().execute(deliver);
-            }
-        }
-
-        private void deliver(long id) {
-            if (Thread.currentThread() == nativeThread) {
-                // The executor ran it inline: never complete (and run user stages) here.
-                ForkJoinPool.commonPool().execute(() -> deliver(id));
-                return;
-            }
-            if (!delivered.compareAndSet(false, true)) {
-                return; // run again (an executor that ran it and then threw, or ran it twice)
-            }
-            Object raw = null;
-            Throwable error = null;
-            try {
-                raw = AsyncNative.take(id);
-            } catch (Throwable t) {
-                error = t;
-            } finally {
-                permits.release();
-            }
-            if (error != null) {
-                future.completeExceptionally(error);
-                return;
-            }
-            if (future.isDone()) {
-                return; // cancelled: the result (if any) is discarded
-            }
-            T value;
-            try {
-                value = decode.decode(raw);
-            } catch (RuntimeException e) {
-                future.completeExceptionally(e);
-                return;
-            }
-            future.complete(value);
-        }
     }
 }

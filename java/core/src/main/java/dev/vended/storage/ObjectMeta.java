@@ -1,6 +1,9 @@
 package dev.vended.storage;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -62,6 +65,24 @@ public record ObjectMeta(
                 parseLong(fields[offset + 2], "lastModifiedMillis"),
                 fields[offset + 3],
                 fields[offset + 4]);
+    }
+
+    /**
+     * Decodes a native listing: {@link #NATIVE_FIELDS} strings per object, as {@link
+     * #fromNative} reads them.
+     *
+     * @throws IllegalStateException if the strings are not whole objects
+     */
+    static List<ObjectMeta> listFromNative(String[] flat) {
+        if (flat.length % NATIVE_FIELDS != 0) {
+            throw new IllegalStateException(
+                    "native library returned a malformed listing of " + flat.length + " strings");
+        }
+        List<ObjectMeta> out = new ArrayList<>(flat.length / NATIVE_FIELDS);
+        for (int i = 0; i < flat.length; i += NATIVE_FIELDS) {
+            out.add(fromNative(flat, i));
+        }
+        return Collections.unmodifiableList(out);
     }
 
     private static long parseLong(String value, String field) {

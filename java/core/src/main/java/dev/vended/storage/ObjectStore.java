@@ -2,8 +2,6 @@ package dev.vended.storage;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -387,16 +385,7 @@ public final class ObjectStore extends StoreOperations implements AutoCloseable 
      * @throws StorageException for other failures
      */
     public List<ObjectMeta> list(String prefix) throws StorageException {
-        String[] flat = call(h -> nonNull(NativeBridge.list(h, prefix), "list"));
-        if (flat.length % ObjectMeta.NATIVE_FIELDS != 0) {
-            throw new IllegalStateException(
-                    "native library returned a malformed listing of " + flat.length + " strings");
-        }
-        List<ObjectMeta> out = new ArrayList<>(flat.length / ObjectMeta.NATIVE_FIELDS);
-        for (int i = 0; i < flat.length; i += ObjectMeta.NATIVE_FIELDS) {
-            out.add(ObjectMeta.fromNative(flat, i));
-        }
-        return Collections.unmodifiableList(out);
+        return ObjectMeta.listFromNative(call(h -> nonNull(NativeBridge.list(h, prefix), "list")));
     }
 
     /**

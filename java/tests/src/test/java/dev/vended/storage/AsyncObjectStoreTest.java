@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,11 +18,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -32,6 +36,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@link AsyncObjectStore} with native completion: many calls in flight from one thread, every
@@ -167,6 +172,80 @@ class AsyncObjectStoreTest {
             assertEquals(0, async.inFlight());
         } finally {
             cb.shutdownNow();
+        }
+    }
+
+    @Test
+    void rangesGoIntoTheCallersBuffersAndNothingIsAllocatedWhenTheReadFails() throws Exception {
+        try (ObjectStore store = ObjectStore.open(server.uri("into/"), server.rootOptions());
+                AsyncObjectStore async = AsyncObjectStore.of(store)) {
+            byte[] data = new byte[3 << 20];
+            new SplittableRandom(3).nextBytes(data);
+            store.put("o", data);
+            List<ByteRange> ranges =
+                    List.of(
+                            new ByteRange(5, 10),
+                            new ByteRange(1 << 20, (2 << 20) + 17),
+                            new ByteRange(0, 3));
+            AtomicInteger allocations = new AtomicInteger();
+            for (boolean direct : new boolean[] {false, true}) {
+                allocations.set(0);
+                List<ByteBuffer> got =
+                        async.getRangesIntoAsync(
+                                        "o",
+                                        ranges,
+                                        4096,
+                                        1 << 20,
+                                        n -> {
+                                            allocations.incrementAndGet();
+                                            return direct
+                                                    ? ByteBuffer.allocateDirect(n)
+                                                    : ByteBuffer.allocate(n);
+                                        })
+                                .get(30, TimeUnit.SECONDS);
+                assertEquals(3, allocations.get());
+                for (int i = 0; i < ranges.size(); i++) {
+                    ByteRange r = ranges.get(i);
+                    ByteBuffer b = got.get(i);
+                    assertEquals(direct, b.isDirect());
+                    assertEquals(0, b.position());
+                    assertEquals(r.endExclusive() - r.start(), b.remaining());
+                    byte[] bytes = new byte[b.remaining()];
+                    b.get(bytes);
+                    assertArrayEquals(
+                            Arrays.copyOfRange(data, (int) r.start(), (int) r.endExclusive()),
+                            bytes);
+                }
+            }
+            // A missing object fails as getRangesAsync does, and the allocator is not called.
+            allocations.set(0);
+            assertInstanceOf(
+                    ObjectNotFoundException.class,
+                    failure(
+                            async.getRangesIntoAsync(
+                                    "missing",
+                                    ranges,
+                                    4096,
+                                    1 << 20,
+                                    n -> {
+                                        allocations.incrementAndGet();
+                                        return ByteBuffer.allocate(n);
+                                    })));
+            assertEquals(0, allocations.get());
+            // An allocator that throws fails the call with its own exception.
+            IllegalStateException exhausted = new IllegalStateException("pool exhausted");
+            assertSame(
+                    exhausted,
+                    failure(
+                            async.getRangesIntoAsync(
+                                    "o",
+                                    ranges,
+                                    0,
+                                    1,
+                                    n -> {
+                                        throw exhausted;
+                                    })));
+            assertEquals(0, async.inFlight());
         }
     }
 

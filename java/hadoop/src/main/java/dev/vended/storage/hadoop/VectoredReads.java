@@ -28,7 +28,9 @@ import org.apache.hadoop.fs.VectoredReadUtils;
  * thread waits for the requests. The native side merges ranges by Hadoop's rule, as S3A does:
  * ranges less than {@link Merge#minSeek} bytes apart share one ranged GET while it stays at most
  * {@link Merge#maxMerged} bytes (a longer range is one GET of its own), and runs up to 10 GETs at
- * once; each range comes back as its own Java array, which is copied into the caller's buffer.
+ * once. When every range is in, each is copied from the network buffers straight into a buffer of
+ * the caller's allocator (heap or direct; allocated on the completion thread, nothing allocated
+ * when the read fails): one copy per byte.
  */
 final class VectoredReads {
 
@@ -150,7 +152,7 @@ final class VectoredReads {
                                         "range [%d, %d) is past the end of %s (%d bytes)",
                                         r.getOffset(), end, uri, length)));
             } else if (r.getLength() == 0) {
-                deliver(f, new byte[0], allocate);
+                deliverEmpty(f, allocate);
             } else {
                 fetched.add(r);
                 futures.add(f);
@@ -158,14 +160,16 @@ final class VectoredReads {
             }
         }
         if (!wanted.isEmpty()) {
-            async().getRangesAsync(path, wanted, merge.minSeek(), merge.maxMerged())
+            async().getRangesIntoAsync(
+                            path, wanted, merge.minSeek(), merge.maxMerged(), allocate)
                     .whenComplete(
-                            (parts, error) -> {
+                            (buffers, error) -> {
                                 for (int i = 0; i < futures.size(); i++) {
                                     if (error != null) {
                                         futures.get(i).completeExceptionally(translate(error));
                                     } else {
-                                        deliver(futures.get(i), parts.get(i), allocate);
+                                        futures.get(i).complete(buffers.get(i));
+                                        delivered.accept(fetched.get(i).getLength());
                                     }
                                 }
                             });
@@ -173,15 +177,13 @@ final class VectoredReads {
         return sorted.size();
     }
 
-    /** Copies {@code bytes} into a buffer from {@code allocate} and completes {@code f} with it. */
-    private void deliver(
-            CompletableFuture<ByteBuffer> f, byte[] bytes, IntFunction<ByteBuffer> allocate) {
+    /** Completes {@code f} with an empty buffer from {@code allocate}. */
+    private void deliverEmpty(CompletableFuture<ByteBuffer> f, IntFunction<ByteBuffer> allocate) {
         try {
-            ByteBuffer b = allocate.apply(bytes.length);
-            b.put(bytes);
+            ByteBuffer b = allocate.apply(0);
             b.flip();
             f.complete(b);
-            delivered.accept(bytes.length);
+            delivered.accept(0);
         } catch (RuntimeException | Error e) {
             f.completeExceptionally(e);
         }

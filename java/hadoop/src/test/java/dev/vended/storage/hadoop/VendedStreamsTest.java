@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonPathCapabilities;
@@ -168,6 +169,69 @@ class VendedStreamsTest {
             try (FSDataInputStream in = fs.open(p)) {
                 assertThat(in.minSeekForVectorReads()).isEqualTo(4096);
                 assertThat(in.maxReadSizeForVectorReads()).isEqualTo(1 << 20);
+            }
+        }
+    }
+
+    @Test
+    void readVectoredFillsTheAllocatorsOwnBuffersOncePerRange() throws Exception {
+        byte[] data = bytes(3 << 20, 11);
+        Path p = write("vectored-alloc.bin", data);
+        for (boolean direct : new boolean[] {false, true}) {
+            List<FileRange> ranges = new ArrayList<>();
+            ranges.add(FileRange.createFileRange(2L << 20, 700_000)); // one GET of its own
+            ranges.add(FileRange.createFileRange(10, 5000));
+            ranges.add(FileRange.createFileRange(6000, 100)); // merged with the one before
+            List<ByteBuffer> allocated = new ArrayList<>();
+            List<Integer> sizes = new ArrayList<>();
+            IntFunction<ByteBuffer> allocate =
+                    n -> {
+                        ByteBuffer b = direct ? ByteBuffer.allocateDirect(n) : ByteBuffer.allocate(n);
+                        synchronized (allocated) {
+                            allocated.add(b);
+                            sizes.add(n);
+                        }
+                        return b;
+                    };
+            try (FSDataInputStream in = fs.open(p)) {
+                in.readVectored(ranges, allocate);
+                for (FileRange r : ranges) {
+                    assertRange(r, data);
+                }
+            }
+            // Each range is in a buffer the allocator made (no other buffer, one per range, of
+            // the range's size), not a copy handed over afterwards.
+            assertThat(sizes).containsExactly(5000, 100, 700_000);
+            assertThat(allocated).hasSize(3);
+            for (FileRange r : ranges) {
+                ByteBuffer got = r.getData().get(TIMEOUT_S, TimeUnit.SECONDS);
+                assertThat(allocated).anySatisfy(b -> assertThat(b).isSameAs(got));
+                assertThat(got.isDirect()).isEqualTo(direct);
+            }
+        }
+        // An allocator whose buffer cannot take the range fails every range, naming the cause.
+        List<FileRange> two = new ArrayList<>();
+        two.add(FileRange.createFileRange(0, 100));
+        two.add(FileRange.createFileRange(1 << 20, 100));
+        try (FSDataInputStream in = fs.open(p)) {
+            for (boolean direct : new boolean[] {false, true}) {
+                in.readVectored(
+                        two,
+                        n ->
+                                (direct ? ByteBuffer.allocateDirect(n) : ByteBuffer.allocate(n))
+                                        .asReadOnlyBuffer());
+                for (FileRange r : two) {
+                    assertThatThrownBy(() -> r.getData().get(TIMEOUT_S, TimeUnit.SECONDS))
+                            .isInstanceOf(ExecutionException.class)
+                            .hasCauseInstanceOf(IllegalArgumentException.class)
+                            .hasStackTraceContaining("read-only");
+                }
+            }
+            in.readVectored(two, n -> ByteBuffer.allocate(n / 2));
+            for (FileRange r : two) {
+                assertThatThrownBy(() -> r.getData().get(TIMEOUT_S, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(IllegalArgumentException.class)
+                        .hasStackTraceContaining("50 bytes remaining for a range of 100");
             }
         }
     }

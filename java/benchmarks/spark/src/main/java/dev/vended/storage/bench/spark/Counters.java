@@ -41,7 +41,8 @@ final class Counters implements AutoCloseable {
 
     /** One window: requests, bytes from and to the endpoint, CPU. */
     record Window(List<RequestRecord> requests, long bytesFromEndpoint, long bytesToEndpoint,
-            long cpuNanos, long wallNanos, boolean logOverflow, long endpointCpuNanos) {
+            long cpuNanos, long wallNanos, boolean logOverflow, long endpointCpuNanos,
+            long contextSwitches) {
 
         long count(String method, String bucket, boolean withKey) {
             return requests.stream()
@@ -57,10 +58,11 @@ final class Counters implements AutoCloseable {
 
     /** Starts a window. */
     Mark mark() throws IOException {
-        return new Mark(bytes(true), bytes(false), cpuNanos(), System.nanoTime(), endpointCpuNanos());
+        return new Mark(bytes(true), bytes(false), cpuNanos(), System.nanoTime(), endpointCpuNanos(),
+                contextSwitches());
     }
 
-    record Mark(long from, long to, long cpu, long wall, long endpointCpu) {}
+    record Mark(long from, long to, long cpu, long wall, long endpointCpu, long switches) {}
 
     /** Ends the window begun at {@code m}. */
     Window since(Mark m) throws IOException {
@@ -73,8 +75,10 @@ final class Counters implements AutoCloseable {
         List<RequestRecord> w = new ArrayList<>(log.subList(Math.min(logSeen, log.size()), log.size()));
         logSeen = log.size();
         long endpointCpu = endpointCpuNanos();
+        long switches = contextSwitches();
         return new Window(w, iptables ? from - m.from : -1, iptables ? to - m.to : -1, cpu, wall,
-                overflow, endpointCpu < 0 || m.endpointCpu < 0 ? -1 : endpointCpu - m.endpointCpu);
+                overflow, endpointCpu < 0 || m.endpointCpu < 0 ? -1 : endpointCpu - m.endpointCpu,
+                switches < 0 || m.switches < 0 ? -1 : switches - m.switches);
     }
 
     /**
@@ -97,6 +101,33 @@ final class Counters implements AutoCloseable {
                     }
                 })
                 .orElse(-1L);
+    }
+
+    /**
+     * Context switches (voluntary: a thread blocked, e.g. waiting for a hand-off; involuntary:
+     * preempted) of this JVM's live threads, summed over {@code /proc/self/task/<tid>/status};
+     * -1 when unreadable. Threads that ended within a window are not counted (the benchmarks'
+     * threads live across their windows).
+     */
+    static long contextSwitches() {
+        try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/task"))) {
+            return tasks.mapToLong(t -> {
+                try {
+                    long n = 0;
+                    for (String line : java.nio.file.Files.readAllLines(t.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")
+                                || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                            n += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                        }
+                    }
+                    return n;
+                } catch (IOException | RuntimeException e) {
+                    return 0; // the thread ended while listed
+                }
+            }).sum();
+        } catch (IOException e) {
+            return -1;
+        }
     }
 
     static long cpuNanos() {

@@ -51,7 +51,7 @@ final class RandomReads {
     }
 
     record Cell(int size, int threads, String client, int round, double mibps, double cpuSecPerGib,
-            double getsPerRead, double fetchedPerRead, double load) {}
+            double getsPerRead, double fetchedPerRead, double load, double switchesPerGib) {}
 
     String run() throws Exception {
         long objectSize = Math.min(1L << 30, (long) (Double.parseDouble(b.arg("scale-mb", "1024")) * 1048576));
@@ -98,10 +98,10 @@ final class RandomReads {
                                 Cell c = measure(pool, store, s3, eTag, objectSize, size, threads, client, r, budget);
                                 cells.add(c);
                                 System.out.printf(Locale.ROOT,
-                                        "  %5d KiB t%d %-8s r%d %8.1f MiB/s  cpu %.2f s/GiB  GET/read %.2f"
-                                                + "  fetched/read %.2f  load1 %.1f%n",
-                                        size >> 10, threads, client, r, c.mibps, c.cpuSecPerGib, c.getsPerRead,
-                                        c.fetchedPerRead, c.load);
+                                        "  %5d KiB t%d %-8s r%d %8.1f MiB/s  cpu %.2f s/GiB  switches %.0f/GiB"
+                                                + "  GET/read %.2f  fetched/read %.2f  load1 %.1f%n",
+                                        size >> 10, threads, client, r, c.mibps, c.cpuSecPerGib,
+                                        c.switchesPerGib, c.getsPerRead, c.fetchedPerRead, c.load);
                             }
                         }
                     }
@@ -139,7 +139,8 @@ final class RandomReads {
         double secs = w.wallNanos() / 1e9;
         return new Cell(size, threads, client, round, bytes / 1048576.0 / secs,
                 w.cpuNanos() / 1e9 / (bytes / (double) (1L << 30)), gets / (double) reads,
-                w.bytesFromEndpoint() < 0 ? Double.NaN : w.bytesFromEndpoint() / (double) bytes, Counters.load());
+                w.bytesFromEndpoint() < 0 ? Double.NaN : w.bytesFromEndpoint() / (double) bytes, Counters.load(),
+                w.contextSwitches() < 0 ? Double.NaN : w.contextSwitches() / (bytes / (double) (1L << 30)));
     }
 
     private static long reads(ObjectStore store, S3Client s3, String eTag, long objectSize, int size, int n,
@@ -184,7 +185,8 @@ final class RandomReads {
     private static String table(List<Cell> cells) {
         StringBuilder sb = new StringBuilder("\n## Random reads: ObjectStore vs the SDK's ranged GET"
                 + " (median of the rounds)\n\n| read | thr | client | MiB/s | /sdk | CPU s/GiB | CPU /sdk"
-                + " | GETs per read | bytes fetched per byte read |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+                + " | context switches /GiB | GETs per read | bytes fetched per byte read |\n"
+                + "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int size : SIZES) {
             for (int threads : new int[] {1, 4}) {
                 if (cells.stream().noneMatch(c -> c.size == size && c.threads == threads)) {
@@ -198,10 +200,11 @@ final class RandomReads {
                         continue;
                     }
                     double cpu = med(cells, size, threads, c, Cell::cpuSecPerGib);
-                    sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %.1f | %s | %.2f | %s | %.2f | %.2f |%n",
+                    sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %.1f | %s | %.2f | %s | %.0f | %.2f | %.2f |%n",
                             size >= 1 << 20 ? (size >> 20) + " MiB" : (size >> 10) + " KiB", threads, c, mibps,
                             c.equals("sdk") ? "" : String.format(Locale.ROOT, "**%.2f×**", mibps / sdkMibps), cpu,
                             c.equals("sdk") ? "" : String.format(Locale.ROOT, "%.2f", cpu / sdkCpu),
+                            med(cells, size, threads, c, Cell::switchesPerGib),
                             med(cells, size, threads, c, Cell::getsPerRead),
                             med(cells, size, threads, c, Cell::fetchedPerRead)));
                 }

@@ -6,22 +6,16 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The streaming, vectored, listing-as-stream, conditional and server-side operations of {@link
- * ObjectStore}: kept apart so neither file grows past a readable size. Every method here is public
+ * The streaming, listing-as-stream, conditional and server-side operations of {@link ObjectStore}
+ * (reads into the caller's memory and vectored reads: {@link ReadOperations}): kept apart so neither file grows past a readable size. Every method here is public
  * API of {@code ObjectStore}, its only subclass; this class is public so that the documentation of
  * those methods is linkable, and cannot be subclassed outside this package (its constructor is
  * package-private).
  */
-public abstract class StoreOperations {
+public abstract class StoreOperations extends ReadOperations {
 
     /** For {@link ObjectStore} only. */
     StoreOperations() {}
-
-    /** Acquires the native store handle (pair with {@link #releaseHandle}). */
-    abstract long acquireHandle();
-
-    /** Releases the handle {@link #acquireHandle} acquired. */
-    abstract void releaseHandle();
 
     /**
      * Reads an object's metadata; see {@link ObjectStore#head(String)}.
@@ -123,110 +117,6 @@ public abstract class StoreOperations {
             Reference.reachabilityFence(this);
         }
         return new MultipartOutputStream(path, w);
-    }
-
-    /**
-     * Reads a whole object into {@code dst}, from its position; the position advances by the
-     * object's size. A direct buffer is filled natively (no intermediate Java array); a heap buffer
-     * through its array. One copy from the network buffer in both cases.
-     *
-     * @param path the object path, relative to the store's prefix
-     * @param dst the destination, with at least the object's size remaining
-     * @return the object's size in bytes
-     * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code dst} is read-only
-     * @throws InvalidOptionsException if the object is larger than {@code dst.remaining()} (nothing
-     *     is copied)
-     * @throws ObjectNotFoundException if the object does not exist
-     * @throws StorageException as {@link ObjectStore#get(String)}
-     */
-    public long get(String path, java.nio.ByteBuffer dst) throws StorageException {
-        Objects.requireNonNull(path, "path");
-        Objects.requireNonNull(dst, "dst");
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("the destination ByteBuffer is read-only");
-        }
-        long size;
-        long h = acquireHandle();
-        try {
-            if (dst.isDirect()) {
-                size = NativeBridge.getIntoDirect(h, path, dst, dst.position(), dst.remaining());
-            } else if (dst.hasArray()) {
-                size =
-                        NativeBridge.getInto(
-                                h,
-                                path,
-                                dst.array(),
-                                dst.arrayOffset() + dst.position(),
-                                dst.remaining());
-            } else {
-                throw new IllegalArgumentException(
-                        "the destination ByteBuffer is neither direct nor array-backed");
-            }
-        } finally {
-            releaseHandle();
-            Reference.reachabilityFence(this);
-        }
-        dst.position(dst.position() + (int) size);
-        return size;
-    }
-
-    /**
-     * Reads several ranges of one object; ranges close to each other are fetched with one request.
-     *
-     * @param path the object path, relative to the store's prefix
-     * @param ranges the ranges; each must lie within the object
-     * @return one array per range, in the order given
-     * @throws NullPointerException if an argument or a range is null
-     * @throws ObjectNotFoundException if the object does not exist
-     * @throws StorageException as {@link ObjectStore#getRange(String, long, long)}, including a
-     *     range past the end of the object
-     */
-    public List<byte[]> getRanges(String path, List<ByteRange> ranges) throws StorageException {
-        Objects.requireNonNull(ranges, "ranges");
-        long[][] flat = new long[ranges.size()][];
-        for (int i = 0; i < flat.length; i++) {
-            ByteRange r = Objects.requireNonNull(ranges.get(i), "range");
-            flat[i] = new long[] {r.start(), r.endExclusive()};
-        }
-        return List.of(getRanges(path, flat));
-    }
-
-    /**
-     * Reads several ranges of one object given as {@code {start, endExclusive}} pairs; see {@link
-     * #getRanges(String, List)}.
-     *
-     * @param path the object path, relative to the store's prefix
-     * @param ranges {@code ranges[i] = {start, endExclusive}}
-     * @return one array per range, in order
-     * @throws IllegalArgumentException if a pair is not two longs with {@code 0 <= start < end}
-     * @throws StorageException as {@link #getRanges(String, List)}
-     */
-    public byte[][] getRanges(String path, long[][] ranges) throws StorageException {
-        Objects.requireNonNull(path, "path");
-        Objects.requireNonNull(ranges, "ranges");
-        long[] starts = new long[ranges.length];
-        long[] ends = new long[ranges.length];
-        for (int i = 0; i < ranges.length; i++) {
-            long[] r = ranges[i];
-            if (r == null || r.length != 2) {
-                throw new IllegalArgumentException(
-                        "range " + i + " must be {start, endExclusive}");
-            }
-            new ByteRange(r[0], r[1]); // validates
-            starts[i] = r[0];
-            ends[i] = r[1];
-        }
-        if (ranges.length == 0) {
-            return new byte[0][];
-        }
-        long h = acquireHandle();
-        try {
-            return nonNull(NativeBridge.getRanges(h, path, starts, ends), "getRanges");
-        } finally {
-            releaseHandle();
-            Reference.reachabilityFence(this);
-        }
     }
 
     /**
@@ -435,12 +325,5 @@ public abstract class StoreOperations {
             releaseHandle();
             Reference.reachabilityFence(this);
         }
-    }
-
-    static <T> T nonNull(T value, String operation) {
-        if (value == null) {
-            throw new IllegalStateException("native " + operation + " returned null");
-        }
-        return value;
     }
 }

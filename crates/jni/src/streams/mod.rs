@@ -207,33 +207,36 @@ pub(crate) fn fill_buffer(
             "the allocator returned a read-only ByteBuffer".into(),
         ));
     }
-    let int = |env: &mut Env<'_>, name: &'static jni::strings::JNIStr| -> BridgeResult<usize> {
-        let v = env.call_method(buffer, name, jni_sig!("()I"), &[])?.i()?;
-        Ok(usize::try_from(v).unwrap_or(0))
+    let int = |env: &mut Env<'_>, name: &'static jni::strings::JNIStr| -> BridgeResult<jint> {
+        Ok(env.call_method(buffer, name, jni_sig!("()I"), &[])?.i()?)
     };
+    // Each read once: another thread may move them meanwhile (a data race of the caller's), so
+    // the memory written is bounded by what was checked here, never by a second read.
     let position = int(env, jni_str!("position"))?;
-    let remaining = int(env, jni_str!("remaining"))?;
-    if remaining < len {
+    let limit = int(env, jni_str!("limit"))?;
+    let len_int = jint::try_from(len).unwrap_or(jint::MAX);
+    if position < 0 || limit < position || (limit - position) < len_int {
         return Err(BridgeError::Argument(format!(
-            "the allocator's buffer has {remaining} bytes remaining for a range of {len}"
+            "the allocator's buffer has {} bytes remaining for a range of {len}",
+            (limit - position).max(0)
         )));
     }
     let direct = env.new_local_ref(buffer)?;
     let direct = env.cast_local::<JByteBuffer>(direct)?;
-    if let Ok(address) = env.get_direct_buffer_address(&direct) {
-        if !address.is_null() {
-            let mut at = position;
-            for chunk in chunks {
-                // SAFETY: [position, position + len) lies within the buffer (remaining >= len);
-                // the local reference keeps it alive for this call, and its owner does not use
-                // it until the read completes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(chunk.as_ptr(), address.add(at), chunk.len());
-                }
-                at += chunk.len();
-            }
-            return Ok(());
+    if env
+        .get_direct_buffer_address(&direct)
+        .is_ok_and(|a| !a.is_null())
+    {
+        // SAFETY: `direct_region` bounds [position, position + len) by the buffer's capacity
+        // as the JVM reports it; the local reference keeps the buffer alive for this call, and
+        // its owner does not use it until the read completes.
+        let target = unsafe { direct_region(env, &direct, position, len_int)? };
+        let mut at = 0;
+        for chunk in chunks {
+            target[at..at + chunk.len()].copy_from_slice(chunk);
+            at += chunk.len();
         }
+        return Ok(());
     }
     let has_array = env
         .call_method(buffer, jni_str!("hasArray"), jni_sig!("()Z"), &[])?
@@ -243,14 +246,22 @@ pub(crate) fn fill_buffer(
             "the allocator returned a heap ByteBuffer without an accessible array".into(),
         ));
     }
+    // A slice must not be written past its own capacity, into the rest of its array.
+    let capacity = int(env, jni_str!("capacity"))?;
+    if position > capacity - len_int {
+        return Err(BridgeError::Argument(format!(
+            "the allocator's buffer of {capacity} bytes cannot hold a range of {len} at {position}"
+        )));
+    }
     let array = env
         .call_method(buffer, jni_str!("array"), jni_sig!("()[B"), &[])?
         .l()?;
     let array = env.cast_local::<JByteArray>(array)?;
-    let mut at = int(env, jni_str!("arrayOffset"))? + position;
+    // The array's own bounds are checked by SetByteArrayRegion.
+    let mut at = int(env, jni_str!("arrayOffset"))?.saturating_add(position);
     for chunk in chunks {
-        array.set_region(env, at as jint, as_jbytes(chunk))?;
-        at += chunk.len();
+        array.set_region(env, at, as_jbytes(chunk))?;
+        at = at.saturating_add(chunk.len() as jint);
     }
     Ok(())
 }

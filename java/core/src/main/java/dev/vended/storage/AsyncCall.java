@@ -99,7 +99,9 @@ final class AsyncCall<T> extends AsyncNative.Sink {
         Object raw = null;
         Throwable error = null;
         try {
-            raw = take.take(id);
+            // A cancelled call's result is discarded: taken plainly, so that a variant that
+            // hands it to the caller (into buffers of the caller's allocator) does not run.
+            raw = future.isCancelled() ? AsyncNative.take(id) : take.take(id);
         } catch (Throwable t) {
             error = t;
         } finally {

@@ -191,7 +191,7 @@ public final class AsyncObjectStore implements AutoCloseable {
      * range's length, in the order of {@code ranges}, and the range is copied from the network
      * buffers straight into the buffer it returned (heap or direct), at its position: one copy per
      * byte, no intermediate array. Each buffer is then flipped, as after {@code put}. Nothing is
-     * allocated when the read fails.
+     * allocated when the read fails or the future was cancelled first.
      *
      * @param path the object path
      * @param ranges the ranges (any order; none empty)
@@ -212,8 +212,11 @@ public final class AsyncObjectStore implements AutoCloseable {
             IntFunction<ByteBuffer> allocate) {
         checkMerge(minSeek, maxMerged);
         Objects.requireNonNull(allocate, "allocate");
+        // Fixed now: the lengths that position the buffers at completion are the ones fetched,
+        // whatever the caller does to its list meanwhile.
+        List<ByteRange> fixed = ranges == null ? null : new ArrayList<>(ranges);
         return call(
-                startRanges(path, ranges, minSeek, maxMerged),
+                startRanges(path, fixed, minSeek, maxMerged),
                 task -> {
                     List<ByteBuffer> buffers = new ArrayList<>();
                     AsyncNative.takeRangesInto(
@@ -224,7 +227,7 @@ public final class AsyncObjectStore implements AutoCloseable {
                                 return b;
                             });
                     for (int i = 0; i < buffers.size(); i++) {
-                        ByteRange r = ranges.get(i);
+                        ByteRange r = fixed.get(i);
                         ByteBuffer b = buffers.get(i);
                         b.position(b.position() + (int) (r.endExclusive() - r.start()));
                         b.flip();

@@ -32,6 +32,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 /**
  * Random reads of one object (1 GiB, or {@code --scale-mb} if smaller) at 64 KiB, 1 MiB and 8 MiB,
  * 1 and 4 threads: {@code getRange} ({@link ObjectStore#getRange}, a new array per read), {@code
+ * into} ({@code ObjectStore.getRange(path, position, buf, off, len)} into a reused array), {@code
  * stream} ({@link ObjectStore#openInput} with {@link ReadPolicy#RANDOM} and a known length, one
  * stream per thread, {@code readFully(position, ...)} into a reused array) and {@code sdk} (the
  * AWS SDK v2 {@code S3Client}, its Apache client as S3A uses, a ranged GET per read into a reused
@@ -40,7 +41,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
  */
 final class RandomReads {
 
-    static final String[] CLIENTS = {"getRange", "stream", "sdk"};
+    static final String[] CLIENTS = {"getRange", "into", "stream", "sdk"};
     static final int[] SIZES = {64 << 10, 1 << 20, 8 << 20};
     static final String KEY = "random/object";
 
@@ -157,6 +158,13 @@ final class RandomReads {
                 long off = rnd.nextLong(objectSize - size + 1);
                 switch (client) {
                     case "getRange" -> total += store.getRange(KEY, off, off + size).length;
+                    case "into" -> {
+                        int got = store.getRange(KEY, off, buf, 0, size);
+                        if (got != size) {
+                            throw new IOException("into: " + got + " of " + size + " bytes at " + off);
+                        }
+                        total += got;
+                    }
                     case "stream" -> {
                         in.readFully(off, buf, 0, size);
                         total += size;

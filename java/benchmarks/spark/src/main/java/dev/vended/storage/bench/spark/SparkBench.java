@@ -36,7 +36,7 @@ import org.apache.spark.sql.SparkSession;
  * --suite spark|random|integrity|delta   (spark; random: {@link RandomReads}; integrity:
  *                        {@link StreamCost}; delta: {@link DeltaBench}; options in their javadoc)
  * --scale-mb 2048        table size to aim at (Parquet, MiB); random: object size (max 1024)
- * --sizes 65536,1048576,8388608 --threads 1,4 --clients getRange,stream,sdk --budget-mb 256
+ * --sizes 65536,1048576,8388608 --threads 1,4 --clients getRange,into,stream,sdk --budget-mb 256
  *                        random: read sizes, threads, clients,
  *                        MiB read per measurement
  * --rounds 3             alternating rounds of the three queries (after --warmup-rounds 1)

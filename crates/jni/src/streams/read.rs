@@ -123,6 +123,23 @@ fn whole<T>(
     }
 }
 
+/// The whole object `path` into a caller's region of `capacity` bytes, each chunk handed to
+/// `put(offset, bytes)`; returns the object's size. A larger object is refused from the
+/// answer's headers, before any byte is copied.
+fn whole_into(
+    store: &Arc<VendedStore>,
+    path: &str,
+    capacity: usize,
+    mut put: impl FnMut(usize, &[u8]) -> BridgeResult<()>,
+) -> BridgeResult<jlong> {
+    whole(store, path, |batches| {
+        if batches.len() > capacity as u64 {
+            return Err(too_small(batches.len(), capacity));
+        }
+        Ok(batches.for_each(&mut put)? as jlong)
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_vended_storage_NativeBridge_getAll<'l>(
     mut env: EnvUnowned<'l>,
@@ -179,14 +196,8 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getInto<'l>(
         let store = store(handle)?;
         let path = string_arg(env, &path, "path")?;
         let (off, len) = array_region(env, &buf, off, len)?;
-        whole(&store, &path, |batches| {
-            if batches.len() > len as u64 {
-                return Err(too_small(batches.len(), len));
-            }
-            let n = batches.for_each(|at, bytes| {
-                Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
-            })?;
-            Ok(n as jlong)
+        whole_into(&store, &path, len, |at, bytes| {
+            Ok(buf.set_region(env, (off + at) as jint, as_jbytes(bytes))?)
         })
     })
     .resolve::<ThrowJava>()
@@ -207,15 +218,10 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getIntoDirect<'l>(
         let path = string_arg(env, &path, "path")?;
         // SAFETY: used only within this call; see `direct_region`.
         let target = unsafe { direct_region(env, &buf, off, len)? };
-        whole(&store, &path, |batches| {
-            if batches.len() > target.len() as u64 {
-                return Err(too_small(batches.len(), target.len()));
-            }
-            let n = batches.for_each(|at, bytes| {
-                target[at..at + bytes.len()].copy_from_slice(bytes);
-                Ok(())
-            })?;
-            Ok(n as jlong)
+        let capacity = target.len();
+        whole_into(&store, &path, capacity, |at, bytes| {
+            target[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
         })
     })
     .resolve::<ThrowJava>()

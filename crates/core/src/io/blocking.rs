@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use tokio::runtime::{Handle, Runtime};
 
 use super::ObjectBody;
@@ -151,6 +152,34 @@ impl BlockingObjectReader {
         len: usize,
         mut put: impl FnMut(usize, &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<usize, E> {
+        self.drive(len, |at, chunk| put(at, &chunk))
+    }
+
+    /// Reads the next bytes of the range, at most `len`, as the chunks they came in from the
+    /// network (each `Bytes` shares the network buffer it arrived in: no copy); fewer than
+    /// `len` bytes only at the end of the range (none there, and when `len` is 0). For a caller
+    /// that keeps the bytes where they arrived, such as a stream's block lent to Java.
+    ///
+    /// Waits as [`read_with`](Self::read_with) does.
+    ///
+    /// # Errors
+    /// As [`read_with`](Self::read_with).
+    pub fn read_chunks(&mut self, len: usize) -> Result<Vec<Bytes>> {
+        let mut chunks = Vec::new();
+        self.drive(len, |_, chunk| {
+            chunks.push(chunk);
+            Ok::<(), Error>(())
+        })?;
+        Ok(chunks)
+    }
+
+    /// The loop of [`read_with`](Self::read_with) and [`read_chunks`](Self::read_chunks):
+    /// the body's chunks, at most `len` bytes, each handed to `put(offset, chunk)`.
+    fn drive<E: From<Error>>(
+        &mut self,
+        len: usize,
+        mut put: impl FnMut(usize, Bytes) -> std::result::Result<(), E>,
+    ) -> std::result::Result<usize, E> {
         let Some(runtime) = self.runtime.as_ref() else {
             return Ok(0);
         };
@@ -190,8 +219,9 @@ impl BlockingObjectReader {
                     let Some(chunk) = chunk else {
                         break;
                     };
-                    put(filled, &chunk)?;
-                    filled += chunk.len();
+                    let n = chunk.len();
+                    put(filled, chunk)?;
+                    filled += n;
                 }
                 // At the last byte: the end of the body, where its checksum is compared.
                 body.finish_if_complete().await?;
@@ -273,5 +303,41 @@ mod tests {
         // Generous slack for a loaded machine.
         assert!(waited >= Duration::from_millis(200), "{waited:?}");
         assert!(waited < Duration::from_secs(20), "{waited:?}");
+    }
+
+    #[test]
+    fn read_chunks_lends_the_network_buffers_cut_at_the_length_asked() {
+        static FIRST: &[u8] = b"abcdef";
+        static SECOND: &[u8] = b"ghij";
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let chunks = stream::iter([
+            Ok(bytes::Bytes::from_static(FIRST)),
+            Ok(bytes::Bytes::from_static(SECOND)),
+        ]);
+        let mut r = BlockingObjectReader {
+            body: ObjectBody::from_stream(10, chunks.boxed()),
+            background: runtime.handle().clone(),
+            wait_millis: Arc::new(AtomicU64::new(u64::MAX)),
+            runtime: Some(runtime),
+        };
+        let block = r.read_chunks(8).unwrap();
+        assert_eq!(block.len(), 2);
+        // The same memory the chunks arrived in: the block is lent, not copied.
+        assert_eq!(block[0].as_ptr(), FIRST.as_ptr());
+        assert_eq!(block[1].as_ptr(), SECOND.as_ptr());
+        assert_eq!((&block[0][..], &block[1][..]), (&b"abcdef"[..], &b"gh"[..]));
+        let rest = r.read_chunks(100).unwrap();
+        assert_eq!(rest.len(), 1);
+        assert_eq!(
+            (rest[0].as_ptr(), &rest[0][..]),
+            (SECOND[2..].as_ptr(), &b"ij"[..])
+        );
+        assert!(
+            r.read_chunks(100).unwrap().is_empty(),
+            "the end of the range"
+        );
     }
 }

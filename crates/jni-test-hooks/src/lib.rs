@@ -1,8 +1,9 @@
 //! The test build of the native library (`libvended_storage_jni_test_hooks.so`), loaded by the
 //! JUnit suite (`java/tests`) through `-Dvended.storage.native.library`: every JNI export of
 //! `vended-storage-jni` (linked in from its rlib), plus the test-only natives below, which make
-//! the library panic on demand so the tests can show that no panic crosses into the JVM. The
-//! shipped library has none of these exports (`bin/build-natives` refuses a library that has).
+//! the library panic on demand so the tests can show that no panic crosses into the JVM, and
+//! count the stream blocks still lent (leak checks). The shipped library has none of these
+//! exports (`bin/build-natives` refuses a library that has).
 
 use jni::objects::{JClass, JObject, JString};
 use jni::sys::{jboolean, jlong};
@@ -33,4 +34,14 @@ pub extern "system" fn Java_dev_vended_storage_AsyncTestHooks_startPanic<'l>(
     sink: JObject<'l>,
 ) -> jlong {
     test_support::start_panic(env, message, sink)
+}
+
+/// `dev.vended.storage.NativeTestHooks.liveBlocks()`: stream blocks lent to Java and not yet
+/// released (leak checks).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_vended_storage_NativeTestHooks_liveBlocks<'l>(
+    _env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    test_support::live_blocks()
 }

@@ -51,6 +51,11 @@ impl<T> HandleTable<T> {
             .cloned()
     }
 
+    /// The number of open handles.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     /// Closes `handle`; the value is dropped once in-flight calls release it.
     pub(crate) fn remove(&self, handle: i64) -> Option<Arc<T>> {
         self.entries

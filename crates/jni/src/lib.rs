@@ -199,7 +199,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_nativeVersion<'l>(
 /// The number of the JNI contract between the Java classes of `dev.vended.storage` and this
 /// library. Bump it whenever an exported native method is added, removed or renamed, or changes
 /// its parameter or return types, and bump `NativeLoader.NATIVE_ABI` (Java) with it.
-pub const NATIVE_ABI: u32 = 8;
+pub const NATIVE_ABI: u32 = 9;
 
 /// `private static native String nativeAbi()` of `dev.vended.storage.NativeLoader`: the first
 /// native method the Java side calls after loading the library, before any other, to check that
@@ -246,6 +246,12 @@ pub mod test_support {
             panic!("{message}")
         })
         .resolve::<ThrowJava>()
+    }
+
+    /// Stream blocks lent to Java and not yet released, so tests can show that closing a
+    /// stream (or replacing its block) frees the native memory.
+    pub fn live_blocks() -> jlong {
+        crate::streams::live_blocks() as jlong
     }
 
     /// Starts a task whose operation panics with `message`, to show the panic reaches Java

@@ -45,6 +45,8 @@
 //! static native int readerReadDirect(long reader, java.nio.ByteBuffer buf, int off, int len);
 //! // Drops the body (and its connection). A no-op on a closed or unknown handle.
 //! static native void readerClose(long reader);
+//! // A stream's block lent to Java as direct buffers over the network's own: readRangeBlock,
+//! // readerReadBlock, blockBuffers, blockRelease (see the `blocks` module).
 //!
 //! // A writer: one PUT when the data fits in one part, else a multipart upload whose parts
 //! // upload while the caller writes. partSize <= 0: 5 MiB (S3 refuses less than 5 MiB:
@@ -97,9 +99,11 @@
 //! alive until it is closed, even if the store handle is closed first. Handles are not
 //! thread-confined; concurrent calls on one writer or lister run one at a time.
 
+mod blocks;
 mod read;
 mod write;
 
+pub(crate) use blocks::live_blocks;
 pub(crate) use read::new_array;
 pub(crate) use write::{writer_options, WRITERS};
 

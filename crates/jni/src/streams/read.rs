@@ -254,15 +254,23 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
 /// that reads (no runtime thread in the data path, see [`BlockingObjectReader`]).
 static READERS: Lazy<HandleTable<Mutex<BlockingObjectReader>>> = Lazy::new(HandleTable::default);
 
+/// The open sequential reader `handle`.
+///
+/// # Errors
+/// [`BridgeError::Closed`] when it is closed or unknown.
+pub(super) fn reader(handle: jlong) -> BridgeResult<Arc<Mutex<BlockingObjectReader>>> {
+    READERS
+        .get(handle)
+        .ok_or(BridgeError::Closed("sequential reader"))
+}
+
 /// Reads through the reader `handle`, at most `len` bytes, handed to `put` piece by piece.
 fn reader_fill(
     handle: jlong,
     len: usize,
     put: impl FnMut(usize, &[u8]) -> BridgeResult<()>,
 ) -> BridgeResult<usize> {
-    let reader = READERS
-        .get(handle)
-        .ok_or(BridgeError::Closed("sequential reader"))?;
+    let reader = reader(handle)?;
     let mut reader = reader.lock().map_err(|_| {
         BridgeError::Argument("the sequential reader failed in an earlier read".into())
     })?;

@@ -256,6 +256,19 @@ final class NativeBridge {
 
     static native void readerClose(long reader) throws StorageException;
 
+    // A stream's block lent by the native side (crates/jni/src/streams/blocks.rs); only
+    // NativeBlock holds these handles and buffers.
+
+    static native long readRangeBlock(
+            long store, String path, long position, String ifMatch, int len)
+            throws StorageException;
+
+    static native long readerReadBlock(long reader, int len) throws StorageException;
+
+    static native java.nio.ByteBuffer[] blockBuffers(long block) throws StorageException;
+
+    static native void blockRelease(long block) throws StorageException;
+
     static native byte[][] getRanges(long store, String path, long[] starts, long[] ends)
             throws StorageException;
 

@@ -74,7 +74,7 @@ final class NativeLoader {
      * crates/jni/src/lib.rs}. Bump both whenever a native method is added, removed or renamed, or
      * changes its parameter or return types.
      */
-    static final int NATIVE_ABI = 8;
+    static final int NATIVE_ABI = 9;
 
     /** The resource, next to this class, holding {@code version=<the classes' version>}. */
     static final String VERSION_RESOURCE = "version.properties";

@@ -84,6 +84,29 @@ final class RangeReads {
         }
     }
 
+    /**
+     * Reads exactly {@code [p, p + n)} ({@code n > 0}) into a block lent by the native side (one
+     * request; the bytes stay where they arrived).
+     *
+     * @throws EOFException if the object ended first (the block is released)
+     */
+    NativeBlock block(long p, int n) throws IOException {
+        NativeBlock block;
+        long h = store.acquireHandle();
+        try {
+            nativeReads.incrementAndGet();
+            rangedBytes.addAndGet(n);
+            block = NativeBlock.adopt(NativeBridge.readRangeBlock(h, path, p, ifMatch, n));
+        } finally {
+            store.releaseHandle();
+        }
+        if (block.length() < n) {
+            block.release();
+            throw truncated(p + block.length());
+        }
+        return block;
+    }
+
     /** The error of an object that ended at {@code at}, before the length seen at open. */
     EOFException truncated(long at) {
         return new EOFException(

@@ -11,9 +11,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The sequential prefetch of one {@link SeekableObjectInputStream} (see its class Javadoc): at most
- * one background ranged GET of the next block in flight, into a second buffer ({@code spare}) that
- * the stream takes as its current block when its position reaches it. Prefetches run on one
- * process-wide pool of {@link SeekableObjectInputStream#READ_AHEAD_THREADS} daemon threads.
+ * one background ranged GET of the next block in flight, into a {@link NativeBlock} that the
+ * stream takes as its current block when its position reaches it. Prefetches run on one
+ * process-wide pool of {@link SeekableObjectInputStream#READ_AHEAD_THREADS} daemon threads. A
+ * discarded prefetch's block is released when its GET ends (or at once if it has ended).
  *
  * <p>Not thread-safe, like the stream: only the stream's thread calls it (the pool thread only
  * runs a {@link Prefetch}).
@@ -22,25 +23,21 @@ final class ReadAhead {
 
     private final RangeReads reads;
     private final String path;
-    private final int blockSize;
-    /** The second buffer: the target of the prefetch (or of a discarded one still running). */
-    private byte[] spare;
     /** The prefetch of the next block, or {@code null}. */
     private Prefetch prefetch;
-    /** A discarded prefetch whose GET may still be writing {@code spare}, or {@code null}. */
+    /** A discarded prefetch whose GET may still be running, or {@code null}. */
     private Prefetch discarded;
     private long used;
     private long takenBack;
 
-    ReadAhead(RangeReads reads, String path, int blockSize) {
+    ReadAhead(RangeReads reads, String path) {
         this.reads = reads;
         this.path = path;
-        this.blockSize = blockSize;
     }
 
     /**
      * Sends the GET of {@code [start, start + n)} on the pool, unless that prefetch is already
-     * pending or a discarded one still writes the spare buffer (at most two blocks per stream).
+     * pending or a discarded one is still running (at most two blocks per stream).
      */
     void start(long start, int n) {
         if (prefetch != null) {
@@ -51,14 +48,11 @@ final class ReadAhead {
         }
         if (discarded != null) {
             if (discarded.finished.getCount() > 0) {
-                return; // its GET still writes the spare buffer: at most two blocks per stream
+                return; // its GET still runs: at most two blocks per stream
             }
             discarded = null;
         }
-        if (spare == null) {
-            spare = new byte[blockSize];
-        }
-        Prefetch f = new Prefetch(start, n, spare);
+        Prefetch f = new Prefetch(start, n);
         try {
             Pool.EXECUTOR.execute(f);
         } catch (RejectedExecutionException e) {
@@ -68,16 +62,15 @@ final class ReadAhead {
     }
 
     /**
-     * If the prefetch covers {@code p}, returns it (waiting for its GET if that is running) and
-     * keeps {@code current} as the next spare buffer: the caller makes {@link Prefetch#buf} its
-     * block. A prefetch still queued while every pool thread is busy is taken back instead (the
-     * caller then reads synchronously) and {@code null} is returned, as when none covers {@code
-     * p}.
+     * If the prefetch covers {@code p}, returns it (waiting for its GET if that is running): the
+     * caller then owns its {@link Prefetch#block} and makes it its current block. A prefetch
+     * still queued while every pool thread is busy is taken back instead (the caller then reads
+     * synchronously) and {@code null} is returned, as when none covers {@code p}.
      *
      * @throws IOException the prefetch's failure (same type as a direct read), or {@link
      *     InterruptedIOException} if interrupted while waiting (the prefetch stays pending)
      */
-    Prefetch take(long p, byte[] current) throws IOException {
+    Prefetch take(long p) throws IOException {
         Prefetch f = prefetch;
         if (f == null || !f.covers(p)) {
             return null;
@@ -85,7 +78,7 @@ final class ReadAhead {
         if (Pool.EXECUTOR.getActiveCount() >= SeekableObjectInputStream.READ_AHEAD_THREADS
                 && Pool.EXECUTOR.remove(f)) {
             // Queued behind other streams' prefetches on a busy pool: read it on this thread
-            // instead of waiting (it never ran, so the spare buffer is free again).
+            // instead of waiting (it never ran).
             prefetch = null;
             takenBack++;
             return null;
@@ -103,7 +96,6 @@ final class ReadAhead {
         if (f.failure != null) {
             throw surface(f.failure);
         }
-        spare = current;
         used++;
         return f;
     }
@@ -116,14 +108,13 @@ final class ReadAhead {
         }
     }
 
-    /** Discards any prefetch without waiting and drops the spare buffer. */
+    /** Discards any prefetch without waiting (its block is released when its GET ends). */
     void close() {
         if (prefetch != null) {
             discard();
         }
         prefetch = null;
         discarded = null;
-        spare = null;
     }
 
     /** Blocks served by a prefetch so far (tests). */
@@ -171,37 +162,58 @@ final class ReadAhead {
     private void discard() {
         Prefetch f = prefetch;
         prefetch = null;
-        f.discarded = true;
+        f.discard();
         if (!Pool.EXECUTOR.remove(f) && f.finished.getCount() > 0) {
-            discarded = f; // running: its buffer is not free until it finishes
+            discarded = f; // running: counts as a block until it finishes
         }
     }
 
-    /** One background GET of {@code [start, start + n)} into {@code buf}. */
+    /** One background GET of {@code [start, start + n)} into a block of its own. */
     final class Prefetch implements Runnable {
         final long start;
         final int n;
-        final byte[] buf;
         final CountDownLatch finished = new CountDownLatch(1);
-        volatile boolean discarded;
+        /** Guarded by {@code this}: a discarded prefetch's block is released, never handed. */
+        private boolean discarded;
+        /** The block read; written before {@code finished} counts down, read after. */
+        NativeBlock block;
         /** Written before {@code finished} counts down; read after awaiting it. */
         Throwable failure;
 
-        Prefetch(long start, int n, byte[] buf) {
+        Prefetch(long start, int n) {
             this.start = start;
             this.n = n;
-            this.buf = buf;
         }
 
         boolean covers(long p) {
             return p >= start && p < start + n;
         }
 
+        /** Marks it discarded and releases its block if it has one. */
+        synchronized void discard() {
+            discarded = true;
+            if (block != null) {
+                block.release();
+                block = null;
+            }
+        }
+
+        private synchronized boolean isDiscarded() {
+            return discarded;
+        }
+
         @Override
         public void run() {
             try {
-                if (!discarded) {
-                    reads.read(start, buf, 0, n);
+                if (!isDiscarded()) {
+                    NativeBlock b = reads.block(start, n);
+                    synchronized (this) {
+                        if (discarded) {
+                            b.release();
+                        } else {
+                            block = b;
+                        }
+                    }
                 }
             } catch (Throwable t) {
                 failure = t;

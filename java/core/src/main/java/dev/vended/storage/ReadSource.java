@@ -137,6 +137,23 @@ final class ReadSource {
         }
     }
 
+    /**
+     * Reads exactly {@code [p, p + n)} ({@code n > 0}) into a block lent by the native side, as
+     * {@link #fetch(long, byte[], int, int, boolean)} chooses the GET.
+     */
+    NativeBlock fetchBlock(long p, int n, boolean sequential) throws IOException {
+        if (!sequential || !streaming) {
+            return reads.block(p, n);
+        }
+        reads.counted();
+        NativeBlock block = sequentialGet.readBlock(p, n);
+        if (block.length() < n) {
+            block.release();
+            throw reads.truncated(p + block.length());
+        }
+        return block;
+    }
+
     /** Closes the streaming GET, if any. */
     void close() {
         if (sequentialGet != null) {

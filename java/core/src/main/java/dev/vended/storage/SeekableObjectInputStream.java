@@ -13,9 +13,12 @@ import java.util.Objects;
  * ranged GET is signed natively with the credential current at that moment, so a stream may stay
  * open across any number of credential rotations.
  *
- * <p><b>Read-ahead.</b> Small reads are served from a Java-side block of {@link
- * ReadOptions#blockSize()} bytes (default 1 MiB, see {@link ReadOptions}) filled by one native call,
- * so {@link #read()} crosses JNI once per block, not once per byte. A block that would run past
+ * <p><b>Read-ahead.</b> Small reads are served from a block of up to {@link
+ * ReadOptions#blockSize()} bytes (default 1 MiB, see {@link ReadOptions}) loaded by one native
+ * call, so {@link #read()} crosses JNI once per block, not once per byte. The block is the network
+ * buffers its bytes arrived in, lent to Java as read-only direct buffers (not copied into a Java
+ * array), so a small read copies each byte once, into the caller's array; the block's memory is
+ * freed when the next block replaces it or at {@link #close()}. A block that would run past
  * the end of the object is shifted to end at the object's end, so a Parquet-style footer read
  * ({@code readFully(length - 8, ...)}, then a footer of up to ~64 KiB before it) costs one request
  * (of the last 64 KiB, see below; a longer footer a second one of its size). Reads of at
@@ -35,7 +38,7 @@ import java.util.Objects;
  * <p><b>Sequential prefetch.</b> With {@link ReadOptions#readAhead()} (the default), once stream
  * reads are sequential (a read that needs new bytes starts exactly where the previous stream read
  * ended), the ranged GET of the NEXT block (same size, same pinned ETag) is sent on a background
- * thread while the caller consumes the current one, into a second buffer that becomes the current
+ * thread while the caller consumes the current one, into a second block that becomes the current
  * block when the position reaches it: at most one prefetch is in flight, so a stream holds at most
  * two blocks. A {@link #seek}/{@link #skip} outside both blocks discards the prefetch (a GET
  * already sent completes and its bytes are dropped; one not started is never sent). A prefetch
@@ -77,19 +80,25 @@ public final class SeekableObjectInputStream extends InputStream {
     private final boolean readAhead;
     /** The streaming and ranged GETs, and the size of each request, under the read policy. */
     private final ReadSource source;
-    /** The current block; swapped with the read-ahead's spare buffer when a prefetch is taken. */
-    private byte[] block;
+    /**
+     * The current block, lent by the native side (small reads copy out of it once); replaced,
+     * and the old one released, when another range is loaded or a prefetch is taken.
+     */
+    private volatile NativeBlock block = NativeBlock.EMPTY;
+    /** Bytes per block (the largest request that loads one). */
+    private final int blockSize;
     /** The prefetch of the next block (unused with streaming or without read-ahead). */
     private final ReadAhead prefetches;
     /** Object offset right after the last stream (not positioned) read; -1 before the first. */
     private long lastReadEnd;
 
-    /** Object offset of {@code block[0]}. */
+    /** Object offset of the block's first byte. */
     private long blockStart;
     /** Valid bytes in {@code block}. */
     private int blockLength;
     private long pos;
-    private boolean closed;
+    /** Volatile, as {@link #block}: a close on another thread frees every block (see setBlock). */
+    private volatile boolean closed;
 
     SeekableObjectInputStream(
             ObjectStore store, String path, long length, String eTag, ReadOptions options) {
@@ -97,10 +106,10 @@ public final class SeekableObjectInputStream extends InputStream {
         this.length = length;
         String ifMatch = options.pinnedETag() ? eTag : null;
         this.readAhead = options.readAhead();
-        this.block = new byte[(int) Math.min(options.blockSize(), Math.max(1L, length))];
-        this.source = new ReadSource(store, path, length, ifMatch, options, block.length);
+        this.blockSize = (int) Math.min(options.blockSize(), Math.max(1L, length));
+        this.source = new ReadSource(store, path, length, ifMatch, options, blockSize);
         this.lastReadEnd = source.streaming() ? 0L : -1L; // a first read at 0 opens the run
-        this.prefetches = new ReadAhead(source.ranged(), path, block.length);
+        this.prefetches = new ReadAhead(source.ranged(), path);
     }
 
     /**
@@ -177,7 +186,7 @@ public final class SeekableObjectInputStream extends InputStream {
             }
         }
         lastReadEnd = pos + 1;
-        return block[(int) (pos++ - blockStart)] & 0xff;
+        return block.get((int) (pos++ - blockStart)) & 0xff;
     }
 
     @Override
@@ -229,7 +238,7 @@ public final class SeekableObjectInputStream extends InputStream {
                 long p = pos + done;
                 if (buffered(p)) {
                     int k = (int) Math.min(n - done, blockStart + blockLength - p);
-                    dst.put(dst.position() + done, block, (int) (p - blockStart), k);
+                    block.copyTo((int) (p - blockStart), dst, dst.position() + done, k);
                     done += k;
                 } else if (takePrefetch(p)) {
                     loaded = true;
@@ -333,7 +342,9 @@ public final class SeekableObjectInputStream extends InputStream {
         blockLength = 0;
         source.close();
         prefetches.close();
-        block = null;
+        NativeBlock b = block;
+        block = NativeBlock.EMPTY;
+        b.release(); // now, or when a copy racing with this close ends
     }
 
     @Override
@@ -343,34 +354,15 @@ public final class SeekableObjectInputStream extends InputStream {
                 path, length, pos, closed);
     }
 
-    /** Native range requests made so far (tests: small reads must not cross JNI each). */
-    long nativeReads() {
-        return source.ranged().count();
-    }
-
-    /** Bytes asked for by ranged GETs so far, prefetches included (tests, benchmarks). */
-    long rangedBytes() {
-        return source.ranged().rangedBytes();
-    }
-
-    /** Streaming GETs opened so far (tests, benchmarks); 0 when streaming is off. */
-    long streamingGets() {
-        return source.streamingGets();
-    }
-
-    /** Blocks served by a prefetch so far (tests). */
-    long prefetchesUsed() {
-        return prefetches.used();
-    }
-
-    /** Prefetches taken back from a busy pool's queue and read on the caller's thread (tests). */
-    long prefetchesTakenBack() {
-        return prefetches.takenBack();
-    }
-
-    /** Whether a prefetch is pending (tests). */
-    boolean prefetchPending() {
-        return prefetches.pending();
+    /** The stream's request counts so far (tests). */
+    StreamCounters counters() {
+        return new StreamCounters(
+                source.ranged().count(),
+                source.ranged().rangedBytes(),
+                source.streamingGets(),
+                prefetches.used(),
+                prefetches.takenBack(),
+                prefetches.pending());
     }
 
     /**
@@ -403,14 +395,14 @@ public final class SeekableObjectInputStream extends InputStream {
         while (n > 0) {
             if (buffered(p)) {
                 int k = (int) Math.min(n, blockStart + blockLength - p);
-                System.arraycopy(block, (int) (p - blockStart), b, off, k);
+                block.copyTo((int) (p - blockStart), b, off, k);
                 p += k;
                 off += k;
                 n -= k;
             } else if (takePrefetch(p)) {
                 loaded = true;
                 sequential = true;
-            } else if (n >= block.length) {
+            } else if (n >= blockSize) {
                 source.fetch(p, b, off, n, sequential);
                 loaded = true;
                 break;
@@ -438,11 +430,11 @@ public final class SeekableObjectInputStream extends InputStream {
         while (n > 0) {
             if (buffered(p)) {
                 int k = (int) Math.min(n, blockStart + blockLength - p);
-                System.arraycopy(block, (int) (p - blockStart), b, off, k);
+                block.copyTo((int) (p - blockStart), b, off, k);
                 p += k;
                 off += k;
                 n -= k;
-            } else if (n >= block.length) {
+            } else if (n >= blockSize) {
                 source.ranged().read(p, b, off, n);
                 return;
             } else {
@@ -460,10 +452,25 @@ public final class SeekableObjectInputStream extends InputStream {
     private void fill(long p, boolean sequential, int need) throws IOException {
         int n = source.requestSize(p, sequential, need);
         long start = source.requestStart(p, sequential, n);
-        blockLength = 0;
-        source.fetch(start, block, 0, n, sequential);
+        setBlock(NativeBlock.EMPTY, start);
+        setBlock(source.fetchBlock(start, n, sequential), start);
+    }
+
+    /**
+     * Makes {@code b} the current block, starting at object offset {@code start}, and releases
+     * the previous one. A block set while {@link #close()} runs on another thread is released
+     * here: either this sees {@code closed} or the close sees this block.
+     */
+    private void setBlock(NativeBlock b, long start) throws IOException {
+        NativeBlock old = block;
+        block = b;
         blockStart = start;
-        blockLength = n;
+        blockLength = b.length();
+        old.release();
+        if (closed) {
+            b.release();
+            ensureOpen();
+        }
     }
 
     // ---------------------------------------------------------------------------------------
@@ -475,8 +482,8 @@ public final class SeekableObjectInputStream extends InputStream {
         if (!readAhead || source.streaming() || closed || next >= length) {
             return;
         }
-        long start = source.requestStart(next, true, block.length);
-        prefetches.start(start, (int) Math.min(block.length, length - start));
+        long start = source.requestStart(next, true, blockSize);
+        prefetches.start(start, (int) Math.min(blockSize, length - start));
     }
 
     /**
@@ -484,13 +491,15 @@ public final class SeekableObjectInputStream extends InputStream {
      * and returns {@code true}; else (or when it was taken back from a busy pool) {@code false}.
      */
     private boolean takePrefetch(long p) throws IOException {
-        ReadAhead.Prefetch f = prefetches.take(p, block);
+        ReadAhead.Prefetch f = prefetches.take(p);
         if (f == null) {
             return false;
         }
-        block = f.buf;
-        blockStart = f.start;
-        blockLength = f.n;
+        if (f.block == null) { // discarded by a close on another thread
+            ensureOpen();
+            return false;
+        }
+        setBlock(f.block, f.start);
         return true;
     }
 

@@ -60,7 +60,39 @@ final class SequentialGet {
         return read(p, b, null, off, n);
     }
 
+    /**
+     * Reads {@code [p, p + n)} ({@code n > 0}) into a block lent by the native side (the bytes
+     * stay in the buffers they arrived in); as {@link #read(long, byte[], int, int)}, the block
+     * holds fewer than {@code n} bytes only when the object ended early.
+     */
+    NativeBlock readBlock(long p, int n) throws IOException {
+        NativeBlock[] block = {NativeBlock.EMPTY};
+        read(
+                p,
+                n,
+                reader -> {
+                    block[0] = NativeBlock.adopt(NativeBridge.readerReadBlock(reader, n));
+                    return block[0].length();
+                });
+        return block[0];
+    }
+
     private int read(long p, ByteBuffer direct, byte[] array, int off, int n) throws IOException {
+        return read(
+                p,
+                n,
+                reader ->
+                        direct != null
+                                ? NativeBridge.readerReadDirect(reader, direct, off, n)
+                                : NativeBridge.readerRead(reader, array, off, n));
+    }
+
+    /** A read of at most {@code n} bytes from the open reader; -1 or fewer at its end. */
+    private interface Transfer {
+        int from(long reader) throws IOException;
+    }
+
+    private int read(long p, int n, Transfer transfer) throws IOException {
         lock.lock();
         try {
             if (closed) {
@@ -68,7 +100,7 @@ final class SequentialGet {
             }
             int k;
             try {
-                k = readOnce(p, direct, array, off, n);
+                k = readOnce(p, transfer);
             } catch (StorageException e) {
                 if (next != p || e instanceof ChecksumMismatchException) {
                     // Opening failed: as any ranged read. A mismatch at the end of the body: a
@@ -76,7 +108,7 @@ final class SequentialGet {
                     throw e;
                 }
                 drop(); // the body broke: one new GET from the same offset
-                k = readOnce(p, direct, array, off, n);
+                k = readOnce(p, transfer);
             }
             if (k < n) {
                 drop();
@@ -93,8 +125,7 @@ final class SequentialGet {
     }
 
     /** Opens a GET at {@code p} unless the open one is there, then reads from it. */
-    private int readOnce(long p, ByteBuffer direct, byte[] array, int off, int n)
-            throws IOException {
+    private int readOnce(long p, Transfer transfer) throws IOException {
         long h = store.acquireHandle(); // also: a closed store fails every read the same way
         try {
             if (next != p) {
@@ -106,9 +137,7 @@ final class SequentialGet {
         } finally {
             store.releaseHandle();
         }
-        return direct != null
-                ? NativeBridge.readerReadDirect(handle.id, direct, off, n)
-                : NativeBridge.readerRead(handle.id, array, off, n);
+        return transfer.from(handle.id);
     }
 
     /** GETs opened so far. */

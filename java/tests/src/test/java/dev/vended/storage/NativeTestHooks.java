@@ -23,4 +23,11 @@ final class NativeTestHooks {
      * @throws StorageException carrying the panic message (always)
      */
     static native void panic(String message, boolean inRuntime) throws StorageException;
+
+    /**
+     * Stream blocks lent by the native side and not yet released (process-wide).
+     *
+     * @return the count
+     */
+    static native long liveBlocks();
 }

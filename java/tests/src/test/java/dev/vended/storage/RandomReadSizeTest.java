@@ -85,11 +85,13 @@ class RandomReadSizeTest {
             }
             long read = (long) reads * READ;
             assertTrue(
-                    in.rangedBytes() <= 2 * read,
-                    in.rangedBytes() + " bytes fetched for " + read + " read");
-            assertTrue(in.rangedBytes() >= read, in.rangedBytes() + " bytes fetched");
+                    in.counters().rangedBytes() <= 2 * read,
+                    in.counters().rangedBytes() + " bytes fetched for " + read + " read");
+            assertTrue(
+                    in.counters().rangedBytes() >= read,
+                    in.counters().rangedBytes() + " bytes fetched");
             assertEquals(reads, gets() - before, "one GET per random read");
-            assertEquals(0, in.prefetchesUsed());
+            assertEquals(0, in.counters().prefetchesUsed());
         }
     }
 
@@ -99,11 +101,11 @@ class RandomReadSizeTest {
                 SeekableObjectInputStream in = store.openInput("o", random())) {
             in.seek(3_000_000);
             assertEquals(data[3_000_000] & 0xff, in.read());
-            assertEquals(ReadOptions.MIN_RANDOM_READ, in.rangedBytes());
+            assertEquals(ReadOptions.MIN_RANDOM_READ, in.counters().rangedBytes());
             byte[] b = new byte[100];
             in.readFully(5_000_000, b);
             assertArrayEquals(Arrays.copyOfRange(data, 5_000_000, 5_000_100), b);
-            assertEquals(2L * ReadOptions.MIN_RANDOM_READ, in.rangedBytes());
+            assertEquals(2L * ReadOptions.MIN_RANDOM_READ, in.counters().rangedBytes());
         }
     }
 
@@ -126,10 +128,12 @@ class RandomReadSizeTest {
             assertTrue(in.awaitPrefetch(60_000));
             // the first 64 KiB, then 1 MiB blocks (read ahead one block beyond the scan)
             assertTrue(gets() - before <= 6, (gets() - before) + " GETs");
-            assertTrue(in.prefetchesUsed() >= 2, in.prefetchesUsed() + " prefetched");
             assertTrue(
-                    in.rangedBytes() <= scan + 2L * ReadOptions.DEFAULT_BLOCK_SIZE,
-                    in.rangedBytes() + " bytes fetched");
+                    in.counters().prefetchesUsed() >= 2,
+                    in.counters().prefetchesUsed() + " prefetched");
+            assertTrue(
+                    in.counters().rangedBytes() <= scan + 2L * ReadOptions.DEFAULT_BLOCK_SIZE,
+                    in.counters().rangedBytes() + " bytes fetched");
         }
     }
 
@@ -146,13 +150,14 @@ class RandomReadSizeTest {
             assertArrayEquals(
                     Arrays.copyOfRange(data, SIZE - 8 - footer.length, SIZE - 8), footer);
             assertEquals(1, gets() - before, "tail and footer: one GET");
-            assertEquals(ReadOptions.MIN_RANDOM_READ, in.rangedBytes(), "64 KiB, not 1 MiB");
+            assertEquals(
+                    ReadOptions.MIN_RANDOM_READ, in.counters().rangedBytes(), "64 KiB, not 1 MiB");
             // A longer footer: a second GET of its own size, still not a block.
             byte[] big = new byte[300 << 10];
             in.readFully(SIZE - 8 - big.length, big);
             assertArrayEquals(Arrays.copyOfRange(data, SIZE - 8 - big.length, SIZE - 8), big);
             assertEquals(2, gets() - before);
-            assertEquals(ReadOptions.MIN_RANDOM_READ + big.length, in.rangedBytes());
+            assertEquals(ReadOptions.MIN_RANDOM_READ + big.length, in.counters().rangedBytes());
         }
     }
 
@@ -168,7 +173,8 @@ class RandomReadSizeTest {
                 assertArrayEquals(Arrays.copyOfRange(data, p, p + 100), b, "at " + p);
             }
             assertEquals(at.length, gets() - before);
-            assertEquals((long) at.length * ReadOptions.MIN_RANDOM_READ, in.rangedBytes());
+            assertEquals(
+                    (long) at.length * ReadOptions.MIN_RANDOM_READ, in.counters().rangedBytes());
         }
     }
 }

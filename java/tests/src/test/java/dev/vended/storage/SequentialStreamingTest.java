@@ -80,7 +80,7 @@ class SequentialStreamingTest {
                     }
                     assertArrayEquals(
                             MessageDigest.getInstance("SHA-256").digest(data), md.digest());
-                    assertEquals(1, in.streamingGets(), "readAhead " + readAhead);
+                    assertEquals(1, in.counters().streamingGets(), "readAhead " + readAhead);
                 }
             }
             // Per stream: one streaming GET from offset 0 to the end.
@@ -112,7 +112,7 @@ class SequentialStreamingTest {
                 assertEquals(data.length, at);
                 assertEquals(-1, in.read());
                 assertArrayEquals(data, out);
-                assertEquals(1, in.streamingGets());
+                assertEquals(1, in.counters().streamingGets());
             }
         }
     }
@@ -127,18 +127,18 @@ class SequentialStreamingTest {
                 in.readNBytes(b, 0, b.length); // at 0 of a new stream: the run's GET opens
                 in.readNBytes(b, 0, b.length); // sequential: the same GET
                 assertArrayEquals(Arrays.copyOfRange(data, b.length, 2 * b.length), b);
-                assertEquals(1, in.streamingGets());
+                assertEquals(1, in.counters().streamingGets());
 
                 byte[] p = new byte[5000];
                 in.readFully(15L * BLOCK + 3, p); // positioned: no streaming GET
                 assertArrayEquals(Arrays.copyOfRange(data, 15 * BLOCK + 3, 15 * BLOCK + 5003), p);
-                assertEquals(1, in.streamingGets());
+                assertEquals(1, in.counters().streamingGets());
                 assertEquals(2L * b.length, in.getPos());
 
                 in.seek(7L * BLOCK + 1); // a new run: first read ranged, then a new GET
                 byte[] rest = in.readAllBytes();
                 assertArrayEquals(Arrays.copyOfRange(data, 7 * BLOCK + 1, data.length), rest);
-                assertEquals(2, in.streamingGets());
+                assertEquals(2, in.counters().streamingGets());
 
                 in.seek(3);
                 assertEquals(data[3] & 0xff, in.read());
@@ -155,7 +155,7 @@ class SequentialStreamingTest {
             byte[] b = new byte[3 * BLOCK];
             in.readNBytes(b, 0, b.length);
             in.readNBytes(b, 0, b.length);
-            assertEquals(1, in.streamingGets());
+            assertEquals(1, in.counters().streamingGets());
             in.close();
             in.close();
             assertThrows(IOException.class, in::read);
@@ -205,8 +205,8 @@ class SequentialStreamingTest {
                 }
                 assertEquals(data.length, at);
                 assertArrayEquals(data, out);
-                assertEquals(1, in.streamingGets());
-                assertEquals(0, in.prefetchesUsed());
+                assertEquals(1, in.counters().streamingGets());
+                assertEquals(0, in.counters().prefetchesUsed());
             }
             assertEquals(before + 1, gets("adaptive-scan/o"), "one GET for the whole scan");
         }
@@ -245,7 +245,7 @@ class SequentialStreamingTest {
                 }
                 assertArrayEquals(Arrays.copyOfRange(data, 5 * BLOCK + 18, 7 * BLOCK + 18), small);
                 assertEquals(before + 4, gets("adaptive-footer/o"));
-                assertEquals(0, in.streamingGets(), "no streaming GET after the switch");
+                assertEquals(0, in.counters().streamingGets(), "no streaming GET after the switch");
             }
         }
     }
@@ -261,7 +261,7 @@ class SequentialStreamingTest {
                 in.readNBytes(b, 0, b.length);
                 in.readNBytes(b, 0, b.length);
                 assertArrayEquals(Arrays.copyOfRange(data, b.length, 2 * b.length), b);
-                assertEquals(1, in.streamingGets());
+                assertEquals(1, in.counters().streamingGets());
                 byte[] p = new byte[100];
                 in.readFully(20L * BLOCK, p); // elsewhere: ranged reads from now on
                 assertArrayEquals(Arrays.copyOfRange(data, 20 * BLOCK, 20 * BLOCK + 100), p);
@@ -271,9 +271,10 @@ class SequentialStreamingTest {
                 }
                 int from = 2 * b.length;
                 assertArrayEquals(Arrays.copyOfRange(data, from, from + rest.length), rest);
-                assertEquals(1, in.streamingGets(), "the switch opened no new streaming GET");
+                assertEquals(
+                        1, in.counters().streamingGets(), "the switch opened no new streaming GET");
                 assertTrue(
-                        in.prefetchesUsed() + in.prefetchesTakenBack() > 0,
+                        in.counters().prefetchesUsed() + in.counters().prefetchesTakenBack() > 0,
                         "the read-ahead serves the ranged blocks");
             }
         }

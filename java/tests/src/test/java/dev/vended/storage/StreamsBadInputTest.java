@@ -74,19 +74,19 @@ class StreamsBadInputTest {
                 // (default) the count is the same: blocks 0 and 1 are read on the caller's thread
                 // (the second block reached sequentially starts the read-ahead), blocks 2..24 are
                 // prefetched, and no prefetch goes past the end.
-                assertEquals((data.length + 4095) / 4096, in.nativeReads());
+                assertEquals((data.length + 4095) / 4096, in.counters().nativeReads());
                 // (A prefetch still queued on a saturated pool is read on this thread instead:
                 // the same request, so the count stays exact.)
                 assertEquals(
                         (data.length + 4095) / 4096 - 2,
-                        in.prefetchesUsed() + in.prefetchesTakenBack());
-                assertTrue(in.prefetchesUsed() > 0, "no block came from the read-ahead");
-                assertFalse(in.prefetchPending());
+                        in.counters().prefetchesUsed() + in.counters().prefetchesTakenBack());
+                assertTrue(in.counters().prefetchesUsed() > 0, "no block came from the read-ahead");
+                assertFalse(in.counters().prefetchPending());
                 // Seeking back inside the current block costs nothing.
-                long before = in.nativeReads();
+                long before = in.counters().nativeReads();
                 in.seek(data.length - 10);
                 assertEquals(data[data.length - 10] & 0xff, in.read());
-                assertEquals(before, in.nativeReads());
+                assertEquals(before, in.counters().nativeReads());
                 assertEquals(0, in.skip(-5));
                 assertEquals(9, in.skip(100));
                 assertEquals(data.length, in.getPos());
@@ -103,7 +103,7 @@ class StreamsBadInputTest {
                 byte[] back = new byte[data.length];
                 assertEquals(data.length, in.readNBytes(back, 0, back.length));
                 assertArrayEquals(data, back);
-                assertEquals(1, in.nativeReads(), "one request for one large read");
+                assertEquals(1, in.counters().nativeReads(), "one request for one large read");
             }
         }
     }
@@ -284,9 +284,9 @@ class StreamsBadInputTest {
                     back[i] = (byte) in.read();
                 }
                 assertArrayEquals(data, back);
-                assertEquals(25, in.nativeReads());
-                assertEquals(0, in.prefetchesUsed());
-                assertFalse(in.prefetchPending());
+                assertEquals(25, in.counters().nativeReads());
+                assertEquals(0, in.counters().prefetchesUsed());
+                assertFalse(in.counters().prefetchPending());
             }
         }
     }
@@ -318,8 +318,12 @@ class StreamsBadInputTest {
                 }
                 assertEquals(-1, in.read());
                 assertArrayEquals(expected, sha256(back, 0, back.length));
-                assertTrue(in.nativeReads() <= blocks + 1, in.nativeReads() + " requests");
-                assertTrue(in.prefetchesUsed() >= blocks - 2, in.prefetchesUsed() + " prefetched");
+                assertTrue(
+                        in.counters().nativeReads() <= blocks + 1,
+                        in.counters().nativeReads() + " requests");
+                assertTrue(
+                        in.counters().prefetchesUsed() >= blocks - 2,
+                        in.counters().prefetchesUsed() + " prefetched");
             }
 
             // The benchmark's shape: reads of exactly one block (they bypass the block, but a
@@ -334,8 +338,12 @@ class StreamsBadInputTest {
                     at += n;
                 }
                 assertArrayEquals(expected, sha256(back, 0, back.length));
-                assertTrue(in.nativeReads() <= blocks + 1, in.nativeReads() + " requests");
-                assertTrue(in.prefetchesUsed() >= blocks - 2, in.prefetchesUsed() + " prefetched");
+                assertTrue(
+                        in.counters().nativeReads() <= blocks + 1,
+                        in.counters().nativeReads() + " requests");
+                assertTrue(
+                        in.counters().prefetchesUsed() >= blocks - 2,
+                        in.counters().prefetchesUsed() + " prefetched");
             }
 
             // Direct ByteBuffers, 64 KiB at a time.
@@ -352,7 +360,9 @@ class StreamsBadInputTest {
                 byte[] back = new byte[data.length];
                 direct.flip().get(back);
                 assertArrayEquals(expected, sha256(back, 0, back.length));
-                assertTrue(in.prefetchesUsed() >= blocks - 2, in.prefetchesUsed() + " prefetched");
+                assertTrue(
+                        in.counters().prefetchesUsed() >= blocks - 2,
+                        in.counters().prefetchesUsed() + " prefetched");
             }
         }
     }
@@ -366,42 +376,47 @@ class StreamsBadInputTest {
                     store.openInput("o", ranged().withBlockSize(4096))) {
                 byte[] b = new byte[5000];
                 assertEquals(100, in.read(b, 0, 100)); // block 0
-                assertFalse(in.prefetchPending(), "the first read is not sequential");
+                assertFalse(in.counters().prefetchPending(), "the first read is not sequential");
                 assertEquals(4900, in.read(b, 100, 4900)); // block 1: sequential, prefetch block 2
                 assertArrayEquals(Arrays.copyOfRange(data, 0, 5000), b);
-                assertTrue(in.prefetchPending(), "a sequential read reached block 1: no prefetch");
+                assertTrue(
+                        in.counters().prefetchPending(),
+                        "a sequential read reached block 1: no prefetch");
                 assertTrue(in.awaitPrefetch(30_000));
-                long before = in.nativeReads();
+                long before = in.counters().nativeReads();
                 assertEquals(3, before);
 
                 // Seeking within the current block or into the prefetched one keeps it.
                 in.seek(4200);
-                assertTrue(in.prefetchPending());
+                assertTrue(in.counters().prefetchPending());
                 in.seek(9000);
-                assertTrue(in.prefetchPending());
+                assertTrue(in.counters().prefetchPending());
                 assertEquals(data[9000] & 0xff, in.read());
-                assertEquals(1, in.prefetchesUsed());
-                assertTrue(in.prefetchPending(), "taking the prefetch did not start the next one");
+                assertEquals(1, in.counters().prefetchesUsed());
+                assertTrue(
+                        in.counters().prefetchPending(),
+                        "taking the prefetch did not start the next one");
                 assertTrue(in.awaitPrefetch(30_000));
-                assertEquals(before + 1, in.nativeReads(), "block 2 was read again");
+                assertEquals(before + 1, in.counters().nativeReads(), "block 2 was read again");
 
                 // Seeking elsewhere discards it: the bytes there are the object's, not the
                 // prefetch's.
                 in.seek(50_001);
-                assertFalse(in.prefetchPending());
+                assertFalse(in.counters().prefetchPending());
                 byte[] after = new byte[3000];
                 assertEquals(3000, in.read(after, 0, 3000));
                 assertArrayEquals(Arrays.copyOfRange(data, 50_001, 53_001), after);
-                assertEquals(1, in.prefetchesUsed());
-                assertFalse(in.prefetchPending(), "a read after a seek is not sequential");
+                assertEquals(1, in.counters().prefetchesUsed());
+                assertFalse(
+                        in.counters().prefetchPending(), "a read after a seek is not sequential");
                 assertEquals(2000, in.read(after, 0, 2000)); // sequential, past the block
                 assertArrayEquals(
                         Arrays.copyOfRange(data, 53_001, 55_001), Arrays.copyOf(after, 2000));
-                assertTrue(in.prefetchPending());
+                assertTrue(in.counters().prefetchPending());
 
                 // skip() past the prefetch discards it too; reading on is correct.
                 assertEquals(30_000, in.skip(30_000));
-                assertFalse(in.prefetchPending());
+                assertFalse(in.counters().prefetchPending());
                 assertEquals(data[85_001] & 0xff, in.read());
 
                 // Backwards, then read to the end: every byte is right.
@@ -423,11 +438,11 @@ class StreamsBadInputTest {
                 for (int p = 0; p + b.length <= 40_000; p += b.length) {
                     in.readFully(p, b);
                     assertArrayEquals(Arrays.copyOfRange(data, p, p + b.length), b);
-                    assertFalse(in.prefetchPending(), "positioned read at " + p);
+                    assertFalse(in.counters().prefetchPending(), "positioned read at " + p);
                 }
-                assertEquals(0, in.prefetchesUsed());
+                assertEquals(0, in.counters().prefetchesUsed());
                 assertEquals(0, in.getPos());
-                assertEquals((40_000 + 4095) / 4096, in.nativeReads());
+                assertEquals((40_000 + 4095) / 4096, in.counters().nativeReads());
             }
         }
     }
@@ -443,9 +458,10 @@ class StreamsBadInputTest {
                 assertEquals(data[0] & 0xff, in.read()); // block 0
                 byte[] b = new byte[bs];
                 assertEquals(bs, in.readNBytes(b, 0, bs)); // block 1, sequential: prefetch 2
-                assertTrue(in.prefetchPending());
+                assertTrue(in.counters().prefetchPending());
                 assertTrue(in.awaitPrefetch(30_000), "the prefetch of block 2 did not finish");
-                assertEquals(3, in.nativeReads()); // blocks 0 and 1, and the prefetch of 2
+                assertEquals(
+                        3, in.counters().nativeReads()); // blocks 0 and 1, and the prefetch of 2
 
                 // The object is deleted and replaced: its ETag changes.
                 store.delete("o");
@@ -457,7 +473,7 @@ class StreamsBadInputTest {
                 byte[] block2 = new byte[bs];
                 assertEquals(bs, in.readNBytes(block2, 0, bs));
                 assertArrayEquals(Arrays.copyOfRange(data, 2 * bs, 3 * bs), block2);
-                assertTrue(in.prefetchPending());
+                assertTrue(in.counters().prefetchPending());
                 assertTrue(in.awaitPrefetch(30_000));
                 assertEquals(3 * bs, in.getPos(), "the failure surfaced before its bytes");
 
@@ -487,7 +503,7 @@ class StreamsBadInputTest {
                 assertEquals(data[0] & 0xff, in.read()); // block 0
                 byte[] b = new byte[bs];
                 assertEquals(bs, in.readNBytes(b, 0, bs)); // block 1, sequential: prefetch 2
-                assertTrue(in.prefetchPending());
+                assertTrue(in.counters().prefetchPending());
                 boolean named =
                         Thread.getAllStackTraces().keySet().stream()
                                 .anyMatch(
@@ -499,7 +515,7 @@ class StreamsBadInputTest {
                 in.close();
                 long closeMillis = (System.nanoTime() - t0) / 1_000_000;
                 assertTrue(closeMillis < 1000, "close took " + closeMillis + " ms");
-                assertFalse(in.prefetchPending());
+                assertFalse(in.counters().prefetchPending());
                 IOException closed = assertThrows(IOException.class, in::read);
                 assertTrue(closed.getMessage().contains("is closed"), closed.getMessage());
                 in.close(); // idempotent

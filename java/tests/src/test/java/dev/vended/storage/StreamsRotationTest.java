@@ -164,14 +164,16 @@ class StreamsRotationTest {
                 // The Parquet footer pattern: the last 8 bytes, then the 64 KiB before them. A small
                 // read fetches max(read, 64 KiB), not a whole block, so the tail's GET covers the
                 // last 64 KiB and the footer, 8 bytes further back, needs one more: 2 requests.
-                long calls = in.nativeReads();
+                long calls = in.counters().nativeReads();
                 byte[] tail = new byte[8];
                 in.readFully(SIZE - 8, tail);
                 byte[] footer = new byte[64 * 1024];
                 in.readFully(SIZE - 8 - footer.length, footer);
                 assertArrayEquals(expected(SIZE - 8, 8), tail);
                 assertArrayEquals(expected(SIZE - 8 - footer.length, footer.length), footer);
-                assertTrue(in.nativeReads() - calls <= 2, "footer reads took " + (in.nativeReads() - calls) + " requests");
+                assertTrue(
+                        in.counters().nativeReads() - calls <= 2,
+                        "footer reads took " + (in.counters().nativeReads() - calls) + " requests");
             }
             RefreshStats stats = store.refreshStats();
             assertTrue(stats.generation() >= 2, "no rotation during the test: " + stats);

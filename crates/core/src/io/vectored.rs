@@ -93,7 +93,7 @@ impl VendedStore {
         ranges: &[Range<u64>],
         merge: RangeMerge,
     ) -> Result<Vec<Bytes>> {
-        let chunked = self.get_ranges_chunked(path, ranges, merge).await?;
+        let chunked = self.get_ranges_chunked(path, ranges, merge, None).await?;
         Ok(chunked.into_iter().map(gather).collect())
     }
 
@@ -102,14 +102,21 @@ impl VendedStore {
     /// the network buffers, no copy), in order. For a caller that copies each range into memory
     /// of its own (one copy per byte in all).
     ///
+    /// Every range comes from one version of the object: with `if_match` (an ETag exactly as
+    /// [`head`](Self::head) gives it, quotes included) every GET is pinned to it; without, the
+    /// GETs' answers must carry one ETag (where the store gives ETags), so an object replaced
+    /// between two of them is an error, never a mix of both versions.
+    ///
     /// # Errors
     /// [`Error::InvalidOption`] (key `range`) for an empty or inverted range, or one past the
-    /// end of the object; otherwise as [`get`](Self::get).
+    /// end of the object; [`ErrorKind::Precondition`](crate::ErrorKind::Precondition) when the object no longer has the ETag
+    /// `if_match`, or changed between the GETs; otherwise as [`get`](Self::get).
     pub async fn get_ranges_chunked(
         &self,
         path: &str,
         ranges: &[Range<u64>],
         merge: RangeMerge,
+        if_match: Option<&str>,
     ) -> Result<Vec<Vec<Bytes>>> {
         if let Some(r) = ranges.iter().find(|r| r.start >= r.end) {
             return Err(Error::invalid_option(
@@ -121,36 +128,65 @@ impl VendedStore {
             return Ok(Vec::new());
         }
         let plan = merge.plan(ranges);
-        let fetched: Vec<Vec<Bytes>> = futures::stream::iter(plan.iter().cloned())
-            .map(|r| async move {
-                let want = r.end - r.start;
-                let mut body = self.read_range(path, r.clone(), None).await?;
-                if body.len() < want {
-                    return Err(Error::invalid_option(
-                        "range",
-                        format!(
-                            "range [{}, {}) is past the end of the object ({} bytes)",
-                            r.start,
-                            r.end,
-                            body.info().size
-                        ),
-                    ));
-                }
-                body.next_chunks(want as usize).await
-            })
-            .buffered(VECTORED_PARALLEL)
-            .try_collect()
-            .await?;
+        let fetched: Vec<(Option<String>, Vec<Bytes>)> =
+            futures::stream::iter(plan.iter().cloned())
+                .map(|r| async move {
+                    let want = r.end - r.start;
+                    let mut body = self.read_range(path, r.clone(), if_match).await?;
+                    if body.len() < want {
+                        return Err(Error::invalid_option(
+                            "range",
+                            format!(
+                                "range [{}, {}) is past the end of the object ({} bytes)",
+                                r.start,
+                                r.end,
+                                body.info().size
+                            ),
+                        ));
+                    }
+                    let e_tag = body.info().e_tag.clone();
+                    Ok((e_tag, body.next_chunks(want as usize).await?))
+                })
+                .buffered(VECTORED_PARALLEL)
+                .try_collect()
+                .await?;
+        one_version(path, fetched.iter().map(|(e_tag, _)| e_tag.as_deref()))?;
         Ok(ranges
             .iter()
             .map(|r| {
                 // The GET holding r: the last one starting at or before it (plan is sorted).
                 let i = plan.partition_point(|g| g.start <= r.start) - 1;
                 let from = r.start - plan[i].start;
-                slice_chunks(&fetched[i], from, r.end - r.start)
+                slice_chunks(&fetched[i].1, from, r.end - r.start)
             })
             .collect())
     }
+}
+
+/// Checks that the GETs of one vectored read answered with one ETag (answers without one are
+/// not compared: a store that gives none cannot tell).
+///
+/// # Errors
+/// A precondition error naming both ETags (ETags are not secrets) when two differ.
+fn one_version<'a>(path: &str, e_tags: impl Iterator<Item = Option<&'a str>>) -> Result<()> {
+    let mut first: Option<&str> = None;
+    for e_tag in e_tags.flatten() {
+        match first {
+            None => first = Some(e_tag),
+            Some(seen) if seen != e_tag => {
+                return Err(Error::from(object_store::Error::Precondition {
+                    path: path.to_string(),
+                    source: format!(
+                        "the object changed during a vectored read: its GETs answered ETags \
+                         {seen} and {e_tag}; read it again"
+                    )
+                    .into(),
+                }));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The bytes `[from, from + len)` of a body that came as `chunks`: slices of them, no copy.
@@ -271,5 +307,18 @@ mod tests {
         assert_eq!(&slice_chunks(&chunks, 3, 4)[..], &[chunks[1].clone()]);
         assert_eq!(&gather(got)[..], b"cdefgh");
         assert_eq!(gather(vec![chunks[2].clone()]).as_ptr(), chunks[2].as_ptr());
+    }
+
+    #[test]
+    fn ranges_of_two_versions_are_refused_naming_both_etags() {
+        assert!(one_version("o", [Some("\"a\""), None, Some("\"a\"")].into_iter()).is_ok());
+        assert!(one_version("o", [None, None].into_iter()).is_ok());
+        let err = one_version("o", [Some("\"a\""), Some("\"b\"")].into_iter()).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Precondition);
+        let text = err.to_string();
+        assert!(
+            text.contains("\"a\"") && text.contains("\"b\"") && text.contains("o"),
+            "{text}"
+        );
     }
 }

@@ -11,8 +11,10 @@
 //! static native long startGet(long store, String path, Object sink);
 //! static native long startGetRange(long store, String path, long start, long end, Object sink);
 //! static native long startGetRanges(long store, String path, long[] starts, long[] ends,
-//!                                   long minSeek, long maxMerged, Object sink);
-//!                                   // minSeek < 0: the store's default merge rule
+//!                                   long minSeek, long maxMerged, String ifMatch,
+//!                                   Object sink);
+//!                                   // minSeek < 0: the store's default merge rule; every GET
+//!                                   // pinned to ifMatch, else the GETs must answer one ETag
 //! static native long startPut(long store, String path, byte[] data, int mode, String eTag,
 //!                             Object sink);          // mode: 0 overwrite, 1 create, 2 if-match
 //! static native long startHead(long store, String path, Object sink);
@@ -119,11 +121,13 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRanges<'l>(
     ends: JLongArray<'l>,
     min_seek: jlong,
     max_merged: jlong,
+    if_match: JString<'l>,
     sink: JObject<'l>,
 ) -> jlong {
     env.with_env(|env| -> BridgeResult<jlong> {
         let (store, path) = store_path(env, handle, &path)?;
         let ranges = java_ranges(env, &starts, &ends)?;
+        let if_match = crate::optional_string(env, &if_match)?;
         // min_seek < 0: the store's default rule (VendedStore::get_ranges).
         let merge = if min_seek < 0 {
             RangeMerge::OBJECT_STORE
@@ -142,7 +146,9 @@ pub extern "system" fn Java_dev_vended_storage_AsyncNative_startGetRanges<'l>(
                 return Ok(Value::Parts(Vec::new()));
             }
             Ok(Value::Parts(
-                store.get_ranges_chunked(&path, &ranges, merge).await?,
+                store
+                    .get_ranges_chunked(&path, &ranges, merge, if_match.as_deref())
+                    .await?,
             ))
         })
     })

@@ -242,7 +242,7 @@ pub extern "system" fn Java_dev_vended_storage_NativeBridge_getRanges<'l>(
         let ranges = java_ranges(env, &starts, &ends)?;
         let parts = on_runtime(async move {
             store
-                .get_ranges_chunked(&path, &ranges, RangeMerge::OBJECT_STORE)
+                .get_ranges_chunked(&path, &ranges, RangeMerge::OBJECT_STORE, None)
                 .await
         })??;
         arrays_of_chunks(env, &parts)

@@ -77,6 +77,8 @@ public final class SeekableObjectInputStream extends InputStream {
 
     private final String path;
     private final long length;
+    /** The ETag every request is pinned to, or {@code null}. */
+    private final String ifMatch;
     private final boolean readAhead;
     /** The streaming and ranged GETs, and the size of each request, under the read policy. */
     private final ReadSource source;
@@ -104,7 +106,7 @@ public final class SeekableObjectInputStream extends InputStream {
             ObjectStore store, String path, long length, String eTag, ReadOptions options) {
         this.path = path;
         this.length = length;
-        String ifMatch = options.pinnedETag() ? eTag : null;
+        this.ifMatch = options.pinnedETag() ? eTag : null;
         this.readAhead = options.readAhead();
         this.blockSize = (int) Math.min(options.blockSize(), Math.max(1L, length));
         this.source = new ReadSource(store, path, length, ifMatch, options, blockSize);
@@ -128,6 +130,16 @@ public final class SeekableObjectInputStream extends InputStream {
      */
     public long getPos() {
         return pos;
+    }
+
+    /**
+     * The ETag every request of this stream is pinned to.
+     *
+     * @return the ETag seen at open, exactly as {@link ObjectMeta#eTag()} gives it; {@code null}
+     *     when not pinned ({@link ReadOptions#withPinnedETag}) or the store gives no ETag
+     */
+    public String eTag() {
+        return ifMatch;
     }
 
     /**
@@ -200,7 +212,7 @@ public final class SeekableObjectInputStream extends InputStream {
             return -1;
         }
         int n = (int) Math.min(len, length - pos);
-        streamReadAt(pos, b, off, n);
+        streamReadAt(pos, b, null, off, n);
         pos += n;
         return n;
     }
@@ -229,30 +241,12 @@ public final class SeekableObjectInputStream extends InputStream {
         }
         int n = (int) Math.min(dst.remaining(), length - pos);
         if (dst.hasArray()) {
-            streamReadAt(pos, dst.array(), dst.arrayOffset() + dst.position(), n);
+            streamReadAt(pos, dst.array(), null, dst.arrayOffset() + dst.position(), n);
         } else if (dst.isDirect()) {
-            boolean sequential = pos == lastReadEnd;
-            boolean loaded = false;
-            int done = 0;
-            while (done < n) {
-                long p = pos + done;
-                if (buffered(p)) {
-                    int k = (int) Math.min(n - done, blockStart + blockLength - p);
-                    block.copyTo((int) (p - blockStart), dst, dst.position() + done, k);
-                    done += k;
-                } else if (takePrefetch(p)) {
-                    loaded = true;
-                    sequential = true;
-                } else {
-                    source.fetch(p, dst, dst.position() + done, n - done, sequential);
-                    loaded = true;
-                    done = n;
-                }
-            }
-            afterStreamRead(pos + n, sequential, loaded);
+            streamReadAt(pos, null, dst, dst.position(), n);
         } else {
             byte[] tmp = new byte[n];
-            streamReadAt(pos, tmp, 0, n);
+            streamReadAt(pos, tmp, null, 0, n);
             dst.put(dst.position(), tmp);
         }
         dst.position(dst.position() + n);
@@ -387,21 +381,34 @@ public final class SeekableObjectInputStream extends InputStream {
         return p >= blockStart && p < blockStart + blockLength;
     }
 
-    /** A stream read (not positioned) of {@code [p, p + n)}: may use and start a prefetch. */
-    private void streamReadAt(long p, byte[] b, int off, int n) throws IOException {
+    /**
+     * A stream read (not positioned) of {@code [p, p + n)} into {@code b} from {@code off}, or
+     * into the direct buffer {@code direct} from its index {@code off}: may use and start a
+     * prefetch. A direct buffer takes the bytes not buffered straight from the request.
+     */
+    private void streamReadAt(long p, byte[] b, ByteBuffer direct, int off, int n)
+            throws IOException {
         boolean sequential = p == lastReadEnd;
         boolean loaded = false;
         long end = p + n;
         while (n > 0) {
             if (buffered(p)) {
                 int k = (int) Math.min(n, blockStart + blockLength - p);
-                block.copyTo((int) (p - blockStart), b, off, k);
+                if (direct != null) {
+                    block.copyTo((int) (p - blockStart), direct, off, k);
+                } else {
+                    block.copyTo((int) (p - blockStart), b, off, k);
+                }
                 p += k;
                 off += k;
                 n -= k;
             } else if (takePrefetch(p)) {
                 loaded = true;
                 sequential = true;
+            } else if (direct != null) {
+                source.fetch(p, direct, off, n, sequential);
+                loaded = true;
+                break;
             } else if (n >= blockSize) {
                 source.fetch(p, b, off, n, sequential);
                 loaded = true;

@@ -43,10 +43,17 @@ final class AsyncNative {
     /**
      * Ranges {@code [starts[i], ends[i])}; {@link #take} gives a {@code byte[][]}, in order. Ranges
      * less than {@code minSeek} bytes apart are merged into one GET while it stays at most {@code
-     * maxMerged} bytes; a negative {@code minSeek} means the store's default rule.
+     * maxMerged} bytes; a negative {@code minSeek} means the store's default rule. Every GET is
+     * pinned to {@code ifMatch} when given; without, the GETs must answer one ETag.
      */
     static native long startGetRanges(
-            long store, String path, long[] starts, long[] ends, long minSeek, long maxMerged,
+            long store,
+            String path,
+            long[] starts,
+            long[] ends,
+            long minSeek,
+            long maxMerged,
+            String ifMatch,
             Sink sink);
 
     /**

@@ -182,7 +182,7 @@ public final class AsyncObjectStore implements AutoCloseable {
     public CompletableFuture<List<byte[]>> getRangesAsync(
             String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
         checkMerge(minSeek, maxMerged);
-        return call(startRanges(path, ranges, minSeek, maxMerged), r -> List.of((byte[][]) r));
+        return getRanges(path, ranges, minSeek, maxMerged);
     }
 
     /**
@@ -210,13 +210,35 @@ public final class AsyncObjectStore implements AutoCloseable {
             long minSeek,
             long maxMerged,
             IntFunction<ByteBuffer> allocate) {
+        return getRangesIntoAsync(path, ranges, minSeek, maxMerged, null, allocate);
+    }
+
+    /**
+     * {@link #getRangesIntoAsync(String, List, long, long, IntFunction)} pinned to one version of
+     * the object: every GET carries {@code If-Match: ifMatch}, so ranges read after the object was
+     * replaced fail instead of mixing versions (as a stream opened with {@link
+     * ReadOptions#withPinnedETag} does). Without {@code ifMatch} the GETs must still agree on one
+     * ETag among themselves.
+     *
+     * @param ifMatch the ETag exactly as {@link ObjectMeta#eTag()} gives it, or {@code null}
+     * @return as the method above; fails with {@link PreconditionFailedException} if the object no
+     *     longer has that ETag (or changed between the GETs)
+     * @throws IllegalArgumentException as the method above
+     */
+    public CompletableFuture<List<ByteBuffer>> getRangesIntoAsync(
+            String path,
+            List<ByteRange> ranges,
+            long minSeek,
+            long maxMerged,
+            String ifMatch,
+            IntFunction<ByteBuffer> allocate) {
         checkMerge(minSeek, maxMerged);
         Objects.requireNonNull(allocate, "allocate");
         // Fixed now: the lengths that position the buffers at completion are the ones fetched,
         // whatever the caller does to its list meanwhile.
         List<ByteRange> fixed = ranges == null ? null : new ArrayList<>(ranges);
         return call(
-                startRanges(path, fixed, minSeek, maxMerged),
+                startRanges(path, fixed, minSeek, maxMerged, ifMatch),
                 task -> {
                     List<ByteBuffer> buffers = new ArrayList<>();
                     AsyncNative.takeRangesInto(
@@ -252,11 +274,12 @@ public final class AsyncObjectStore implements AutoCloseable {
 
     private CompletableFuture<List<byte[]>> getRanges(
             String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
-        return call(startRanges(path, ranges, minSeek, maxMerged), r -> List.of((byte[][]) r));
+        return call(
+                startRanges(path, ranges, minSeek, maxMerged, null), r -> List.of((byte[][]) r));
     }
 
     private static AsyncCall.Start startRanges(
-            String path, List<ByteRange> ranges, long minSeek, long maxMerged) {
+            String path, List<ByteRange> ranges, long minSeek, long maxMerged, String ifMatch) {
         return (h, s) -> {
             Objects.requireNonNull(ranges, "ranges");
             long[] starts = new long[ranges.size()];
@@ -267,7 +290,7 @@ public final class AsyncObjectStore implements AutoCloseable {
                 ends[i] = r.endExclusive();
             }
             return AsyncNative.startGetRanges(
-                    h, nonNull(path, "path"), starts, ends, minSeek, maxMerged, s);
+                    h, nonNull(path, "path"), starts, ends, minSeek, maxMerged, ifMatch, s);
         };
     }
 

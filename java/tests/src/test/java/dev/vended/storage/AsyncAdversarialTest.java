@@ -138,7 +138,7 @@ class AsyncAdversarialTest {
                         IllegalArgumentException.class,
                         () ->
                                 AsyncNative.startGetRanges(
-                                        h, "o", new long[2], new long[1], -1L, 1L,
+                                        h, "o", new long[2], new long[1], -1L, 1L, null,
                                         new Recorder()));
             } finally {
                 store.releaseHandle();

@@ -4,6 +4,7 @@ import dev.vended.storage.AsyncObjectStore;
 import dev.vended.storage.ByteRange;
 import dev.vended.storage.ObjectNotFoundException;
 import dev.vended.storage.ObjectStore;
+import dev.vended.storage.SeekableObjectInputStream;
 
 import java.io.EOFException;
 import java.io.FileNotFoundException;
@@ -83,6 +84,8 @@ final class VectoredReads {
     private final ObjectStore store;
     private final String path;
     private final long length;
+    /** The stream's pinned ETag, or {@code null}. */
+    private final String ifMatch;
     private final String uri;
     private final LongConsumer delivered;
     private final Merge merge;
@@ -90,23 +93,24 @@ final class VectoredReads {
 
     /**
      * @param store the store holding the object
-     * @param path the object's path in the store
-     * @param length the object's length (ranges past it fail with {@link EOFException})
+     * @param in the stream whose object, length (ranges past it fail with {@link EOFException})
+     *     and pinned ETag (every GET carries it, so a replaced object fails the read instead of
+     *     mixing versions with the stream's reads) the ranges are read with
      * @param uri the path, for messages
      * @param delivered called with each range's length once its future is completed with bytes
      * @param merge how ranges are merged into GETs
      */
     VectoredReads(
             ObjectStore store,
-            String path,
-            long length,
+            SeekableObjectInputStream in,
             String uri,
             LongConsumer delivered,
             Merge merge) {
         this.store = store;
         this.merge = Objects.requireNonNull(merge, "merge");
-        this.path = path;
-        this.length = length;
+        this.path = in.path();
+        this.length = in.length();
+        this.ifMatch = in.eTag();
         this.uri = uri;
         this.delivered = delivered;
     }
@@ -161,7 +165,7 @@ final class VectoredReads {
         }
         if (!wanted.isEmpty()) {
             async().getRangesIntoAsync(
-                            path, wanted, merge.minSeek(), merge.maxMerged(), allocate)
+                            path, wanted, merge.minSeek(), merge.maxMerged(), ifMatch, allocate)
                     .whenComplete(
                             (buffers, error) -> {
                                 for (int i = 0; i < futures.size(); i++) {

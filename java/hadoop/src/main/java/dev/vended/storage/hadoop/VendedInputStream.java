@@ -63,7 +63,7 @@ final class VendedInputStream extends FSInputStream
         this.statistics = statistics;
         this.uri = uri;
         this.fsStatistics = fsStatistics;
-        this.vectored = new VectoredReads(store, in.path(), in.length(), uri, this::countVectored, merge);
+        this.vectored = new VectoredReads(store, in, uri, this::countVectored, merge);
     }
 
     private void ensureOpen() throws IOException {
@@ -202,7 +202,8 @@ final class VendedInputStream extends FSInputStream
      * most {@link #maxReadSizeForVectorReads()} bytes, and
      * each future completes with a buffer from {@code allocate}, flipped (position 0, limit the
      * range's length). The stream's position does not move, and other reads may go on meanwhile.
-     * Not pinned to the ETag seen at open, unlike the stream's own reads.
+     * Pinned to the ETag seen at open, as the stream's own reads: ranges of an object replaced
+     * since fail with the stream's change exception, never mix versions.
      */
     @Override
     public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate)

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.function.LongConsumer;
 
@@ -132,14 +133,20 @@ final class VectoredReads {
      *
      * @param ranges the ranges
      * @param allocate the buffer allocator, called on a completion thread
+     * @param release takes back the buffers {@code allocate} gave for ranges whose read then
+     *     failed (an allocator that throws midway, a buffer refused): none is lost
      * @return the number of ranges
      * @throws EOFException if a range has a negative offset
      * @throws IllegalArgumentException if a range has a negative length or two ranges overlap
      * @throws NullPointerException if an argument or a range is null
      */
-    int read(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate)
+    int read(
+            List<? extends FileRange> ranges,
+            IntFunction<ByteBuffer> allocate,
+            Consumer<ByteBuffer> release)
             throws EOFException {
         Objects.requireNonNull(allocate, "allocate");
+        Objects.requireNonNull(release, "release");
         List<? extends FileRange> sorted =
                 VectoredReadUtils.validateAndSortRanges(ranges, Optional.empty());
         List<FileRange> fetched = new ArrayList<>(sorted.size());
@@ -164,10 +171,22 @@ final class VectoredReads {
             }
         }
         if (!wanted.isEmpty()) {
+            // The buffers handed out, so a read that fails after some were allocated gives them
+            // back (the allocator runs on the completion thread, one range after another).
+            List<ByteBuffer> allocated = new ArrayList<>();
+            IntFunction<ByteBuffer> recorded =
+                    n -> {
+                        ByteBuffer b = allocate.apply(n);
+                        allocated.add(b);
+                        return b;
+                    };
             async().getRangesIntoAsync(
-                            path, wanted, merge.minSeek(), merge.maxMerged(), ifMatch, allocate)
+                            path, wanted, merge.minSeek(), merge.maxMerged(), ifMatch, recorded)
                     .whenComplete(
                             (buffers, error) -> {
+                                if (error != null) {
+                                    releaseAll(allocated, release);
+                                }
                                 for (int i = 0; i < futures.size(); i++) {
                                     if (error != null) {
                                         futures.get(i).completeExceptionally(translate(error));
@@ -179,6 +198,17 @@ final class VectoredReads {
                             });
         }
         return sorted.size();
+    }
+
+    /** Hands each of {@code buffers} to {@code release}; a failing release does not stop it. */
+    private static void releaseAll(List<ByteBuffer> buffers, Consumer<ByteBuffer> release) {
+        for (ByteBuffer b : buffers) {
+            try {
+                release.accept(b);
+            } catch (RuntimeException e) {
+                // The read's own failure is what the caller sees; the next buffer is released.
+            }
+        }
     }
 
     /** Completes {@code f} with an empty buffer from {@code allocate}. */

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 
 import org.apache.hadoop.fs.ByteBufferReadable;
@@ -208,8 +209,22 @@ final class VendedInputStream extends FSInputStream
     @Override
     public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate)
             throws IOException {
+        readVectored(ranges, allocate, b -> {});
+    }
+
+    /**
+     * {@link #readVectored(List, IntFunction)}, giving {@code release} the buffers {@code
+     * allocate} returned for a read that then failed (an allocator that throws on a later range,
+     * a buffer that cannot take its range), so a pooled allocator loses none.
+     */
+    @Override
+    public void readVectored(
+            List<? extends FileRange> ranges,
+            IntFunction<ByteBuffer> allocate,
+            Consumer<ByteBuffer> release)
+            throws IOException {
         ensureOpen();
-        int n = vectored.read(ranges, allocate);
+        int n = vectored.read(ranges, allocate, release);
         ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_VECTORED_OPERATIONS);
         ioStatistics.incrementCounter(StreamStatisticNames.STREAM_READ_VECTORED_INCOMING_RANGES, n);
     }

@@ -8,9 +8,11 @@ import dev.vended.storage.testkit.LocalS3Server;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -22,14 +24,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A vectored read on an open stream reads the version the stream was opened at: once the object
- * is replaced, its ranges fail with the stream's change exception ({@link
+ * How {@code readVectored} fails. On an open stream it reads the version the stream was opened at:
+ * once the object is replaced, its ranges fail with the stream's change exception ({@link
  * PreconditionFailedException}), as the stream's own reads do, instead of handing a Parquet reader
- * a footer of one version and column chunks of another.
+ * a footer of one version and column chunks of another. An allocator that throws midway fails
+ * every range and gets the buffers it already gave back through {@code release}.
  */
-class VectoredVersionTest {
+class VectoredReadFailuresTest {
 
-    private static final String BUCKET = "vectored-version";
+    private static final String BUCKET = "vectored-failures";
     private static LocalS3Server server;
     private static FileSystem fs;
 
@@ -91,6 +94,46 @@ class VectoredVersionTest {
             for (FileRange r : fresh) {
                 assertThat(r.getData().get(60, TimeUnit.SECONDS).get(50)).isEqualTo((byte) 2);
             }
+        }
+    }
+
+    @Test
+    void anAllocatorThatThrowsMidwayGetsItsBuffersBackThroughRelease() throws Exception {
+        Path p = new Path("s3a://" + BUCKET + "/t/allocator.bin");
+        write(p, (byte) 3);
+        List<ByteBuffer> given = new ArrayList<>();
+        List<ByteBuffer> released = new ArrayList<>();
+        IntFunction<ByteBuffer> allocate =
+                n -> {
+                    synchronized (given) {
+                        if (given.size() == 1) {
+                            throw new IllegalStateException("pool exhausted");
+                        }
+                        ByteBuffer b = ByteBuffer.allocate(n);
+                        given.add(b);
+                        return b;
+                    }
+                };
+        try (FSDataInputStream in = fs.open(p)) {
+            List<FileRange> two = ranges();
+            in.readVectored(
+                    two,
+                    allocate,
+                    b -> {
+                        synchronized (released) {
+                            released.add(b);
+                        }
+                    });
+            for (FileRange r : two) {
+                assertThatThrownBy(() -> r.getData().get(60, TimeUnit.SECONDS))
+                        .isInstanceOf(ExecutionException.class)
+                        .hasStackTraceContaining("pool exhausted");
+            }
+        }
+        synchronized (released) {
+            assertThat(given).hasSize(1);
+            assertThat(released).hasSize(1);
+            assertThat(released.get(0)).isSameAs(given.get(0));
         }
     }
 }

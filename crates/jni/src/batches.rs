@@ -9,12 +9,16 @@
 //! never gathered), so the caller copies each byte once, into Java memory.
 
 use std::future::Future;
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::task::JoinHandle;
 
 use vended_storage::io::{ObjectBody, RangeRead};
 
+use jni::{jni_sig, jni_str};
+
+use crate::errors::BridgeError;
 use crate::{runtime, BridgeResult};
 
 /// Most bytes handed from the runtime to the Java thread per wake-up (8 MiB): what the runtime
@@ -46,13 +50,55 @@ where
     Ok(runtime::runtime()?.spawn(vended_storage::audit::scoped(audit, fut)))
 }
 
-/// Blocks the calling thread until `task` ends (see [`on_runtime`]).
-fn wait<T>(task: JoinHandle<T>) -> BridgeResult<T> {
-    match runtime::runtime()?.block_on(task) {
-        Ok(value) => Ok(value),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(vended_storage::Error::Closed("runtime (shutting down)").into()),
+/// How long a waiting Java thread goes between checks of its interrupt status.
+const INTERRUPT_CHECK: Duration = Duration::from_millis(50);
+
+/// Blocks the calling thread until `task` ends (see [`on_runtime`]). Every
+/// [`INTERRUPT_CHECK`] it looks at the Java thread's interrupt status: an interrupted thread
+/// (Spark killing a task, an executor shutting down) stops waiting, the task is aborted (its
+/// request and connection dropped) and the read fails with [`BridgeError::Interrupted`]; the
+/// thread stays interrupted.
+fn wait<T>(mut task: JoinHandle<T>) -> BridgeResult<T> {
+    let runtime = runtime::runtime()?;
+    loop {
+        // The timer is created inside `block_on`: it needs the runtime's context.
+        let slice =
+            runtime.block_on(async { tokio::time::timeout(INTERRUPT_CHECK, &mut task).await });
+        let ended = match slice {
+            Ok(ended) => ended,
+            Err(_) if interrupted() => {
+                task.abort();
+                return Err(BridgeError::Interrupted);
+            }
+            Err(_) => continue,
+        };
+        return match ended {
+            Ok(value) => Ok(value),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(vended_storage::Error::Closed("runtime (shutting down)").into()),
+        };
     }
+}
+
+/// Whether the calling Java thread is interrupted (`Thread.currentThread().isInterrupted()`,
+/// which leaves the status set). `false` when it cannot be asked (not a Java thread).
+fn interrupted() -> bool {
+    let Ok(vm) = jni::JavaVM::singleton() else {
+        return false;
+    };
+    vm.attach_current_thread(|env| -> jni::errors::Result<bool> {
+        let thread = env
+            .call_static_method(
+                jni_str!("java/lang/Thread"),
+                jni_str!("currentThread"),
+                jni_sig!("()Ljava/lang/Thread;"),
+                &[],
+            )?
+            .l()?;
+        env.call_method(&thread, jni_str!("isInterrupted"), jni_sig!("()Z"), &[])?
+            .z()
+    })
+    .unwrap_or(false)
 }
 
 /// The bytes of one GET, read on the runtime and handed over batch by batch (see the module

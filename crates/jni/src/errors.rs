@@ -35,6 +35,8 @@ pub(crate) enum BridgeError {
     Argument(String),
     /// A JNI failure (an exception may already be pending).
     Jni(jni::errors::Error),
+    /// The Java thread was interrupted while it waited for a read.
+    Interrupted,
 }
 
 impl From<jni::errors::Error> for BridgeError {
@@ -153,6 +155,16 @@ pub(crate) fn throw(env: &mut Env<'_>, e: BridgeError) -> jni::errors::Result<()
         BridgeError::Argument(m) => {
             throw_plain(env, jni_str!("java/lang/IllegalArgumentException"), &m)
         }
+        BridgeError::Interrupted => throw_with_cause(
+            env,
+            jni_str!("dev/vended/storage/StorageInterruptedException"),
+            "the thread was interrupted while it waited for a read; the request was dropped",
+            None,
+            KindInfo {
+                kind: "INTERRUPTED",
+                retryable: false,
+            },
+        ),
         BridgeError::Jni(e) => throw_with_cause(
             env,
             STORAGE,

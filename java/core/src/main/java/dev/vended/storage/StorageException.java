@@ -52,6 +52,8 @@ public class StorageException extends java.io.IOException {
         IO,
         /** The store or session was closed. */
         CLOSED,
+        /** The calling thread was interrupted while it waited ({@link StorageInterruptedException}). */
+        INTERRUPTED,
         /**
          * The bytes received do not have the checksum the service stores for them ({@link
          * ChecksumMismatchException}).

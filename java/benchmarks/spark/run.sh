@@ -5,6 +5,8 @@
 #   bin/bench --suite spark --scale-mb 200 --rounds 2      # quick run (~200 MiB of Parquet)
 #   bin/bench --suite spark                                # ~2 GiB table, 3 alternating rounds
 #   bin/bench --suite spark --jfr /tmp/jfr                 # + one JFR recording per query run
+#   bin/bench --suite spark --profile-threads /tmp/prof     # + one perf profile per query run (root),
+#                                    CPU per GiB by thread and stack: thread_profile.py (issue 34)
 #   bin/bench --suite random [--scale-mb 1024] [--budget-mb 256] [--rounds 3]
 #   bin/bench --suite integrity [--rounds 9] [--ops read,write]   # checksums on/off vs the SDK
 #   bin/bench --suite delta [--scale-mb 1024] [--appends 20] [--rounds 2]   # Delta vs S3A
@@ -24,9 +26,11 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
   . "$HOME/.cargo/env"
 fi
 suite=spark
+profile=
 prev=
 for a in "$@"; do
   [ "$prev" = --suite ] && suite="$a"
+  [ "$prev" = --profile-threads ] && profile="$a"
   prev="$a"
 done
 echo "== $(uptime)"
@@ -48,8 +52,14 @@ for p in java.lang java.lang.invoke java.lang.reflect java.io java.net java.nio 
   opens+=("--add-opens=java.base/$p=ALL-UNNAMED")
 done
 cd "$HERE"
-java -Xmx6g "${opens[@]}" -Djdk.reflect.useDirectMethodHandle=false -Dio.netty.tryReflectionSetAccessible=true \
+jvm=()
+# perf's frame-pointer call graphs walk JIT-compiled frames only with this (a few % of CPU).
+[ -n "$profile" ] && jvm+=(-XX:+PreserveFramePointer)
+java -Xmx6g "${jvm[@]}" "${opens[@]}" -Djdk.reflect.useDirectMethodHandle=false -Dio.netty.tryReflectionSetAccessible=true \
   -Dvended.storage.localS3="$TARGET_DIR/release/local-s3" \
   -cp "$HERE/target/classes:$HERE/target/lib/*" dev.vended.storage.bench.spark.SparkBench \
   --log-dir "$HERE/target" --out "$HERE/target/$suite-results.md" --json "$HERE/target/spark-results.json" "$@"
+if [ -n "$profile" ]; then
+  python3 "$HERE/thread_profile.py" "$profile" | tee "$HERE/target/thread-profile.md"
+fi
 echo "== $(uptime)"

@@ -43,6 +43,8 @@ import org.apache.spark.sql.SparkSession;
  * --out FILE --json FILE tables (markdown) and the machine-readable summary
  * --log-dir DIR          local-s3's log
  * --jfr DIR              one JFR recording (profile settings) per query run, summarized at the end
+ * --profile-threads DIR  one perf profile of this JVM per query run ({@link PerfProfile}; root, perf,
+ *                        run.sh adds -XX:+PreserveFramePointer and summarizes with thread_profile.py)
  * --first-write vended   which FileSystem writes its table first (vended or s3a)
  * --vended-checksums B   storage option checksums for the vended table (default the library's
  *                        true; false measures what checksums cost in Spark)
@@ -64,6 +66,7 @@ public final class SparkBench {
     Counters counters;
     SparkSession spark;
     Jfr jfr;
+    PerfProfile perf;
 
     /** One measured window. */
     record Result(String fs, String what, int round, double wallMs, long gets, long heads,
@@ -129,6 +132,9 @@ public final class SparkBench {
         spark = builder("vended-bench-spark").getOrCreate();
         if (args.containsKey("jfr")) {
             jfr = new Jfr(Path.of(args.get("jfr")));
+        }
+        if (args.containsKey("profile-threads")) {
+            perf = new PerfProfile(Path.of(args.get("profile-threads")));
         }
         spark.sparkContext().setLogLevel("WARN");
         return measure(rows, files, rounds);
@@ -234,9 +240,15 @@ public final class SparkBench {
                     if (jfr != null) {
                         jfr.start(name);
                     }
+                    if (perf != null) {
+                        perf.start(name);
+                    }
                     Counters.Mark m = counters.mark();
                     String answer = Lineitem.query(table, q, key);
                     Result x = result(fs, q, r, counters.since(m), answer);
+                    if (perf != null) {
+                        perf.stop(x);
+                    }
                     if (jfr != null) {
                         jfr.stop(fs + "-" + q);
                     }

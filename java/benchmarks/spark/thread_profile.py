@@ -166,7 +166,7 @@ def main(d):
         tot = {}
         for fs in ("vended", "s3a"):
             g = per.get((q, fs))
-            if not g or not g["bytes"]:
+            if not g or g["bytes"] <= 0:  # no run, or bytes not counted (no iptables: -1)
                 continue
             gib = g["bytes"] / GIB
             own = g["threads"] + g["frames"] + g["elsewhere"]

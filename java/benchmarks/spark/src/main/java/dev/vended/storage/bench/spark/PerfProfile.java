@@ -108,9 +108,9 @@ final class PerfProfile {
         }
         ctl.close();
         Files.deleteIfExists(ctlFifo);
-        Files.writeString(dir.resolve("runs.tsv"), String.format(Locale.ROOT, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%d\t%.1f%n",
-                name, x.fs(), x.what(), x.round(), pid, FREQUENCY, x.bytesIn(), x.cpuMs(), ticks * 10, x.wallMs()),
-                StandardOpenOption.APPEND);
+        String row = String.format(Locale.ROOT, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%d\t%.1f%n", name, x.fs(),
+                x.what(), x.round(), pid, FREQUENCY, x.bytesIn(), x.cpuMs(), ticks * 10, x.wallMs());
+        Files.writeString(dir.resolve("runs.tsv"), row, StandardOpenOption.APPEND);
     }
 
     private static final String EOF = "\0eof";

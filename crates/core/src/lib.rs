@@ -59,6 +59,7 @@ pub mod key;
 pub mod object;
 pub mod options;
 pub mod provider;
+pub mod redact;
 pub mod refresh;
 pub mod registry;
 pub mod session;

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 
 use super::{CatalogError, CatalogErrorKind};
 use crate::error::{Error, Result};
+use crate::redact::Scrubber;
 
 mod json;
 
@@ -28,7 +29,7 @@ pub(crate) struct CatalogHttp {
     client: reqwest::Client,
     headers: HeaderMap,
     /// Header values (and their words of 8 characters or more) to scrub from any text we quote.
-    secrets: Vec<String>,
+    secrets: Scrubber,
     timeout: Duration,
     catalog: &'static str,
 }
@@ -62,7 +63,7 @@ impl CatalogHttp {
             ));
         }
         let mut map = HeaderMap::new();
-        let mut secrets = Vec::new();
+        let mut values = Vec::new();
         for (name, value) in headers {
             let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
                 Error::invalid_option(
@@ -78,21 +79,11 @@ impl CatalogHttp {
             })?;
             v.set_sensitive(true);
             map.append(n, v);
-            let value = value.trim();
-            if value.len() >= 4 {
-                secrets.push(value.to_string());
-            }
-            // Also the token of "Bearer <token>" and the like (not short words such as "Bearer").
-            secrets.extend(
-                value
-                    .split_whitespace()
-                    .filter(|w| w.len() >= 8)
-                    .map(str::to_string),
-            );
+            values.push(value.as_str());
         }
-        // Longest first, so that a whole value is replaced before its parts.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
+        // Values of 4 characters or more, and the token of "Bearer <token>" and the like (not
+        // short words such as "Bearer"): the one scrubber of `crate::redact`.
+        let secrets = Scrubber::new(values, 4);
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
@@ -117,15 +108,10 @@ impl CatalogHttp {
         &self.client
     }
 
-    /// Replaces every header value (and every long word of one) in `text` by `***`.
+    /// Replaces every header value (and every long word of one) in `text` by `***`, and the
+    /// well-known secret patterns (see [`crate::redact`]).
     pub(crate) fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "***");
-            }
-        }
-        out
+        self.secrets.scrub(text)
     }
 
     fn error(

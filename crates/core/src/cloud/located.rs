@@ -40,7 +40,8 @@ use object_store::{
 };
 
 use crate::cloud::requests::RequestCounters;
-use crate::error::{Missing, RequestFailure};
+use crate::cloud::secrets::StoreSecrets;
+use crate::error::{Missing, RequestFailure, Scrubbed};
 
 /// How one cloud names locations and reads 404 answers.
 #[derive(Debug, Clone, Copy)]
@@ -72,24 +73,61 @@ impl CloudTerms {
 /// method when set, e.g. `LIST`) into `e`: same variant, same path; the original source becomes
 /// the failure's source. Errors that are no HTTP request failure (credential provider errors,
 /// invalid paths) and errors that already carry one are returned unchanged.
+///
+/// The endpoint's text is read through the well-known secret patterns
+/// ([`crate::redact::scrub_patterns`]); a store's errors also through its own secret values
+/// (see [`LocatedStore::with_secrets`]).
 pub fn enrich(
+    e: object_store::Error,
+    location: String,
+    operation: Option<&'static str>,
+) -> object_store::Error {
+    enrich_scrubbed(e, location, operation, &|t| {
+        crate::redact::scrub_patterns(t).into_owned()
+    })
+}
+
+/// [`enrich`] reading the endpoint's text through `scrub`: the failure's code and message, and
+/// its source (the original error, which quotes the whole answer) kept as scrubbed text only.
+fn enrich_scrubbed(
     mut e: object_store::Error,
     location: String,
     operation: Option<&'static str>,
+    scrub: &dyn Fn(&str) -> String,
 ) -> object_store::Error {
     if RequestFailure::find(&e).is_some() {
         return e;
     }
-    let Some(failure) = RequestFailure::parse(&e) else {
+    let Some(failure) = RequestFailure::parse_scrubbed(&e, scrub) else {
         return e;
     };
     if let Some((_, source)) = parts(&mut e) {
         let original = std::mem::replace(source, Box::from(""));
-        let failure = failure
+        let mut failure = failure
             .with_location(location)
             .with_operation(operation)
             .with_source(original);
+        failure.scrub(scrub);
         *source = Box::new(failure);
+    }
+    e
+}
+
+/// `e` with no text that `scrub` changes: the [`RequestFailure`] that is its direct source
+/// scrubbed (see [`RequestFailure::scrub`]); any other source replaced by its scrubbed text
+/// when that differs (so an error that quotes no secret keeps its source chain, which the
+/// listing resumption reads).
+fn scrub_error(mut e: object_store::Error, scrub: &dyn Fn(&str) -> String) -> object_store::Error {
+    if let Some(f) = failure_mut(&mut e) {
+        f.scrub(scrub);
+        return e;
+    }
+    if let Some((_, source)) = parts(&mut e) {
+        let as_is = Scrubbed::of(source.as_ref(), &|t| t.to_string());
+        let scrubbed = Scrubbed::of(source.as_ref(), scrub);
+        if scrubbed.0 != as_is.0 {
+            *source = Box::new(scrubbed);
+        }
     }
     e
 }
@@ -129,6 +167,8 @@ struct Place {
     /// [`DENIAL_MEMO_TTL`] (case C29): a repeated `HEAD` of such a key is one request.
     /// The probe's code and message, repeated for the key's next denied `HEAD`s.
     denied: moka::sync::Cache<String, (Option<String>, Option<String>)>,
+    /// The store's secret values, scrubbed from every error it returns.
+    secrets: StoreSecrets,
 }
 
 use denial::DENIAL_MEMO_KEYS;
@@ -144,7 +184,13 @@ impl Place {
                 .max_capacity(DENIAL_MEMO_KEYS)
                 .time_to_live(DENIAL_MEMO_TTL)
                 .build(),
+            secrets: StoreSecrets::default(),
         }
+    }
+
+    /// The scrubber of the store's secret values now (see [`StoreSecrets::current`]).
+    fn scrubber(&self) -> crate::redact::Scrubber {
+        self.secrets.current()
     }
 
     fn seen(&self) {
@@ -182,7 +228,9 @@ impl Place {
         at: String,
         operation: Option<&'static str>,
     ) -> object_store::Error {
-        let mut e = enrich(e, printed, operation);
+        let scrubber = self.scrubber();
+        let scrub = |t: &str| scrubber.scrub(t);
+        let mut e = scrub_error(enrich_scrubbed(e, printed, operation, &scrub), &scrub);
         let lacks = RequestFailure::find(&e).and_then(|f| lacking(&self.terms, &e, f));
         if let Some(f) = failure_mut(&mut e) {
             if let Some(lacks) = lacks {
@@ -264,6 +312,17 @@ impl<S> LocatedStore<S> {
     /// The store with `counters`, those of its HTTP connector (see [`Self::counters`]).
     pub fn with_counters(mut self, counters: Arc<RequestCounters>) -> Self {
         self.counters = counters;
+        self
+    }
+
+    /// The store with `secrets`, the secret values it holds (its options' and its refresher's),
+    /// scrubbed from every error it returns with the well-known secret patterns (without them,
+    /// the patterns only). Called by the cloud's builder, before the store is shared.
+    pub fn with_secrets(mut self, secrets: StoreSecrets) -> Self {
+        match Arc::get_mut(&mut self.place) {
+            Some(place) => place.secrets = secrets,
+            None => log::warn!("store secrets set after the store was shared: ignored"),
+        }
         self
     }
 

@@ -24,6 +24,7 @@ pub mod local;
 pub mod located;
 pub mod refreshing;
 pub mod requests;
+pub mod secrets;
 pub mod status;
 
 use std::sync::Arc;

@@ -10,7 +10,7 @@ use object_store::client::{HttpError, HttpErrorKind};
 
 mod request;
 
-pub use request::{Missing, RequestFailure};
+pub use request::{Missing, RequestFailure, Scrubbed};
 
 /// A shareable error source (for example a Java throwable captured by the JNI bridge).
 pub type SharedSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
@@ -338,14 +338,17 @@ fn object_store_kind(e: &object_store::Error) -> ErrorKind {
 }
 
 /// The one-line message of an `object_store` error: the [`RequestFailure`] in its chain if
-/// there is one (found or parsed), else `object_store`'s own text.
+/// there is one (found or parsed), else `object_store`'s own text; read through the
+/// well-known secret patterns ([`crate::redact::scrub_patterns`]) unless a cloud store already
+/// scrubbed it (with its own secret values too).
 fn object_store_message(e: &object_store::Error) -> String {
     if let Some(f) = RequestFailure::find(e) {
         return f.to_string();
     }
-    match RequestFailure::parse(e) {
+    let scrub = |t: &str| crate::redact::scrub_patterns(t).into_owned();
+    match RequestFailure::parse_scrubbed(e, &scrub) {
         Some(f) => f.to_string(),
-        None => e.to_string(),
+        None => scrub(&e.to_string()),
     }
 }
 

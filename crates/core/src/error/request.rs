@@ -124,28 +124,52 @@ impl RequestFailure {
     /// `object_store`'s request error); `None` when `e` is no HTTP request failure (for example
     /// a credential provider error). The result has no source and the request URL as location.
     pub fn parse(e: &(dyn std::error::Error + 'static)) -> Option<RequestFailure> {
+        Self::parse_scrubbed(e, &|text| text.to_string())
+    }
+
+    /// [`parse`](Self::parse) reading every text of `e`'s chain through `scrub` first (before
+    /// it is cut to one line, so no part of a secret survives a cut), and the code and message
+    /// read from it once more (after XML entities are decoded); see [`crate::redact`].
+    pub fn parse_scrubbed(
+        e: &(dyn std::error::Error + 'static),
+        scrub: &dyn Fn(&str) -> String,
+    ) -> Option<RequestFailure> {
         let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
         while let Some(c) = current {
             if c.downcast_ref::<Error>().is_some() {
                 // A credential provider's error travelling through object_store.
                 return None;
             }
-            if let Some(mut f) = Self::parse_text(&c.to_string()) {
+            if let Some(mut f) = Self::parse_text(&scrub(&c.to_string())) {
                 let mut inner = c.source();
                 while let Some(s) = inner {
                     if let Some(h) = s.downcast_ref::<HttpError>() {
                         f.transport = Some(h.kind());
                     }
                     if s.source().is_none() && f.status.is_none() {
-                        f.message = Some(one_line(&s.to_string()));
+                        f.message = Some(one_line(&scrub(&s.to_string())));
                     }
                     inner = s.source();
                 }
+                f.code = f.code.map(|c| scrub(&c));
+                f.message = f.message.map(|m| scrub(&m));
                 return Some(f);
             }
             current = c.source();
         }
         None
+    }
+
+    /// Reads this failure's code and message through `scrub`, and replaces its source (the
+    /// error it was read from, which quotes the endpoint's whole answer) by that source's text
+    /// read through `scrub`: what is left prints no secret `scrub` knows (see
+    /// [`crate::redact`]).
+    pub fn scrub(&mut self, scrub: &dyn Fn(&str) -> String) {
+        self.code = self.code.take().map(|c| scrub(&c));
+        self.message = self.message.take().map(|m| scrub(&m));
+        if let Some(source) = self.source.take() {
+            self.source = Some(Box::new(Scrubbed::of(source.as_ref(), scrub)));
+        }
     }
 
     fn parse_text(text: &str) -> Option<RequestFailure> {
@@ -303,6 +327,32 @@ impl std::error::Error for RequestFailure {
             .map(|s| s as &(dyn std::error::Error + 'static))
     }
 }
+
+/// The text of an error chain read through a scrubber (see [`RequestFailure::scrub`]): every
+/// error's message, outermost first, joined by `: `. It has no source.
+#[derive(Debug)]
+pub struct Scrubbed(pub String);
+
+impl Scrubbed {
+    /// The scrubbed text of `e` and its sources.
+    pub fn of(e: &(dyn std::error::Error + 'static), scrub: &dyn Fn(&str) -> String) -> Self {
+        let mut parts = Vec::new();
+        let mut current = Some(e);
+        while let Some(c) = current {
+            parts.push(scrub(&c.to_string()));
+            current = c.source();
+        }
+        Scrubbed(parts.join(": "))
+    }
+}
+
+impl fmt::Display for Scrubbed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Scrubbed {}
 
 /// The reason phrase of an HTTP status (RFC 9110 §15), for the statuses object stores answer.
 fn reason(status: u16) -> &'static str {

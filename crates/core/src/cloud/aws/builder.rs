@@ -22,6 +22,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use super::credential::RefreshingAwsCredentialProvider;
 use crate::cloud::http::SharedHttpConnector;
 use crate::cloud::located::{enrich, CloudTerms, LocatedStore};
+use crate::cloud::secrets::StoreSecrets;
 use crate::error::{Error, Result};
 use crate::options::{checksums_on, is_credential_key, StorageOptions};
 use crate::refresh::{CredentialRefresher, RefresherHandle};
@@ -66,6 +67,7 @@ pub fn build_s3_store(
         _ => None,
     };
     let checksums = checksums_on(options)?;
+    let secrets = StoreSecrets::new(options, observer.clone());
     let mut connector = SharedHttpConnector::new(observer);
     if checksums {
         connector = connector.with_integrity(&super::integrity::RULES);
@@ -124,7 +126,9 @@ pub fn build_s3_store(
         single,
     };
     Ok(Arc::new(
-        LocatedStore::new(TERMS, bucket, store, multipart).with_counters(counters),
+        LocatedStore::new(TERMS, bucket, store, multipart)
+            .with_counters(counters)
+            .with_secrets(secrets),
     ))
 }
 

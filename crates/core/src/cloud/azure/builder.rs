@@ -15,6 +15,7 @@ use super::credential::{
 use super::keys::*;
 use super::store::{AzureCredentialSource, AzureStore, SingleDelete};
 use crate::cloud::located::{CloudTerms, LocatedStore};
+use crate::cloud::secrets::StoreSecrets;
 use crate::error::{Error, Result};
 use crate::options::{is_credential_key, parse_bool, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::refresh::CredentialRefresher;
@@ -213,6 +214,7 @@ pub fn build_azure_store(
         AzureCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
+    let secrets = StoreSecrets::new(options, observer.clone());
     let mut connector = crate::cloud::http::SharedHttpConnector::new(observer);
     if crate::options::checksums_on(options)? {
         connector = connector.with_integrity(&super::integrity::RULES);
@@ -300,7 +302,9 @@ pub fn build_azure_store(
     let multipart = Arc::new(store.clone());
     let store = AzureStore::new(container, store, single);
     Ok(Arc::new(
-        LocatedStore::new(TERMS, container, store, multipart).with_counters(connector.counters()),
+        LocatedStore::new(TERMS, container, store, multipart)
+            .with_counters(connector.counters())
+            .with_secrets(secrets),
     ))
 }
 

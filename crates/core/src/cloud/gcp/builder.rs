@@ -16,6 +16,7 @@ use super::keys::{
     GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_SKIP_SIGNATURE, GOOGLE_STORAGE_TOKEN,
 };
 use crate::cloud::located::{CloudTerms, LocatedStore};
+use crate::cloud::secrets::StoreSecrets;
 use crate::error::{Error, Result};
 use crate::options::{is_credential_key, parse_bool, StorageOptions, EXPIRES_AT_MILLIS};
 use crate::refresh::CredentialRefresher;
@@ -114,6 +115,7 @@ pub fn build_gcs_store(
         GcpCredentials::Refreshing(r) => Some(Arc::new(r.clone())),
         _ => None,
     };
+    let secrets = StoreSecrets::new(options, observer.clone());
     let mut connector = crate::cloud::http::SharedHttpConnector::new(observer);
     if crate::options::checksums_on(options)? {
         connector = connector.with_integrity(&super::integrity::RULES);
@@ -160,7 +162,9 @@ pub fn build_gcs_store(
         .map_err(|e| Error::invalid_option("gcs", format!("cannot build the GCS store: {e}")))?;
     let multipart = Arc::new(store.clone());
     Ok(Arc::new(
-        LocatedStore::new(TERMS, bucket, store, multipart).with_counters(counters),
+        LocatedStore::new(TERMS, bucket, store, multipart)
+            .with_counters(counters)
+            .with_secrets(secrets),
     ))
 }
 

@@ -4,7 +4,7 @@
 use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore};
 
-use super::{enrich, LocatedStore};
+use super::{enrich_scrubbed, LocatedStore};
 use crate::error::RequestFailure;
 
 /// How long a key whose `HEAD` was refused a permission is remembered as refused (a grant is
@@ -37,7 +37,8 @@ impl<S: ObjectStore> LocatedStore<S> {
                 ),
             ),
             Err(probe) => {
-                let probe = enrich(probe, String::new(), None);
+                let scrubber = self.place.scrubber();
+                let probe = enrich_scrubbed(probe, String::new(), None, &|t| scrubber.scrub(t));
                 match RequestFailure::find(&probe) {
                     Some(f) if f.code.is_some() => (f.code.clone(), f.message.clone()),
                     _ => (None, None),

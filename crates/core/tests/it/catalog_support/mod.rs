@@ -1,6 +1,8 @@
 //! A scripted HTTP/1.1 catalog for catalog-provider tests: binds 127.0.0.1 on a free port,
 //! serves each connection on its own thread (independent of any tokio runtime), records every
 //! request, and answers with whatever the test's handler returns (status, JSON body, delay).
+//! It also stands in for a misbehaving storage endpoint: any content type, extra headers, and
+//! a `content-length` larger than the body sent (the connection is then closed early).
 
 #![allow(dead_code)]
 
@@ -47,6 +49,12 @@ pub struct Reply {
     pub body: String,
     /// Wait this long before answering (to provoke client timeouts).
     pub delay: Duration,
+    /// The `content-type` header.
+    pub content_type: &'static str,
+    /// More headers (name, value).
+    pub headers: Vec<(String, String)>,
+    /// The `content-length` announced, when not the body's (more: the body ends early).
+    pub announced: Option<usize>,
 }
 
 impl Reply {
@@ -56,7 +64,30 @@ impl Reply {
             status,
             body: body.into(),
             delay: Duration::ZERO,
+            content_type: "application/json",
+            headers: Vec::new(),
+            announced: None,
         }
+    }
+
+    /// `status` with an XML `body` (a storage endpoint's error document).
+    pub fn xml(status: u16, body: impl Into<String>) -> Self {
+        Reply {
+            content_type: "application/xml",
+            ..Reply::json(status, body)
+        }
+    }
+
+    /// This reply with header `name: value` too.
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// This reply announcing `len` bytes of body (`content-length`) whatever it sends.
+    pub fn announcing(mut self, len: usize) -> Self {
+        self.announced = Some(len);
+        self
     }
 
     /// This reply after `delay`.
@@ -175,11 +206,16 @@ fn serve(
         std::thread::sleep(reply.delay);
     }
     let mut stream = stream;
-    let head = format!(
-        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+    let mut head = format!(
+        "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n",
         reply.status,
-        reply.body.len()
+        reply.content_type,
+        reply.announced.unwrap_or(reply.body.len())
     );
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;
     stream.write_all(reply.body.as_bytes())?;
     stream.flush()

@@ -425,8 +425,9 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
     ) -> object_store::Result<GetResult> {
         let head = options.head;
         let mut e = match self.inner.get_opts(location, options).await {
-            Ok(r) => {
+            Ok(mut r) => {
                 self.place.seen();
+                body::locate_body(&self.place, &mut r, location);
                 return Ok(r);
             }
             Err(e) => self.place.locate(e, location.as_ref(), None),
@@ -541,6 +542,7 @@ impl<S: ObjectStore> ObjectStore for LocatedStore<S> {
     // `rename_opts`: the trait's default, a copy and then a delete through this store.
 }
 
+mod body;
 mod denial;
 mod messages;
 mod multipart;

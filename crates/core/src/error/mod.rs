@@ -10,7 +10,7 @@ use object_store::client::{HttpError, HttpErrorKind};
 
 mod request;
 
-pub use request::{Missing, RequestFailure, Scrubbed};
+pub use request::{BodyCut, Missing, RequestFailure, Scrubbed};
 
 /// A shareable error source (for example a Java throwable captured by the JNI bridge).
 pub type SharedSource = Arc<dyn std::error::Error + Send + Sync + 'static>;

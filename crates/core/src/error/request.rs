@@ -58,7 +58,20 @@ pub struct RequestFailure {
     pub attempts: usize,
     /// Time from the first attempt until `object_store` gave up.
     pub elapsed: Duration,
+    /// For a GET whose answer came but whose body ended before its announced end (the
+    /// connection closed or failed while it was read, after `object_store` asked again for
+    /// the rest as often as its retries allow): the range and how far it got.
+    pub body: Option<BodyCut>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+/// How far the body of a GET got before it ended early (see [`RequestFailure::body`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyCut {
+    /// The bytes of the object the answer announced (start inclusive, end exclusive).
+    pub range: std::ops::Range<u64>,
+    /// The offset in the object of the first byte that did not arrive.
+    pub reached: u64,
 }
 
 /// What a 404 answer says is missing.
@@ -197,6 +210,7 @@ impl RequestFailure {
             transport: None,
             attempts: retries + 1,
             elapsed: elapsed.unwrap_or_default(),
+            body: None,
             source: None,
         };
         let body = if let Some(r) = reason.strip_prefix("Server returned non-2xx status code: ") {
@@ -232,6 +246,30 @@ impl RequestFailure {
                 .or_else(|| (!body.starts_with('<')).then(|| one_line(body)));
         }
         Some(f)
+    }
+
+    /// A GET of `location` whose body ended at `cut.reached` (see [`RequestFailure::body`]),
+    /// with the transport failure's kind and innermost message, if known.
+    pub fn body_ended(
+        location: String,
+        cut: BodyCut,
+        transport: Option<HttpErrorKind>,
+        message: Option<String>,
+    ) -> Self {
+        RequestFailure {
+            method: "GET".to_string(),
+            operation: None,
+            location,
+            status: None,
+            code: None,
+            message: message.map(|m| one_line(&m)),
+            transport,
+            missing: None,
+            attempts: 1,
+            elapsed: Duration::ZERO,
+            body: Some(cut),
+            source: None,
+        }
     }
 
     /// Sets the location to print (e.g. `s3://bucket/path`).
@@ -290,6 +328,23 @@ impl fmt::Display for RequestFailure {
                     )?;
                 }
                 Ok(())
+            }
+            None if self.body.is_some() => {
+                let cut = self.body.as_ref().expect("checked");
+                let (start, end) = (cut.range.start, cut.range.end);
+                write!(
+                    f,
+                    "the body of bytes {start}..{end} ended early at byte {} ({} of {} bytes received",
+                    cut.reached,
+                    cut.reached.saturating_sub(start),
+                    end - start
+                )?;
+                match (transport_words(self.transport), &self.message) {
+                    (Some(what), Some(m)) => write!(f, "; {what}: {m})"),
+                    (Some(what), None) => write!(f, "; {what})"),
+                    (None, Some(m)) => write!(f, "; {m})"),
+                    (None, None) => write!(f, ")"),
+                }
             }
             None => {
                 let what = match self.transport {
@@ -353,6 +408,18 @@ impl fmt::Display for Scrubbed {
 }
 
 impl std::error::Error for Scrubbed {}
+
+/// What a transport failure kind says happened, for a body that ended early.
+fn transport_words(kind: Option<HttpErrorKind>) -> Option<&'static str> {
+    match kind? {
+        HttpErrorKind::Timeout => Some("timed out"),
+        HttpErrorKind::Connect | HttpErrorKind::Request | HttpErrorKind::Interrupted => {
+            Some("the connection ended")
+        }
+        HttpErrorKind::Decode => Some("could not read the answer"),
+        _ => None,
+    }
+}
 
 /// The reason phrase of an HTTP status (RFC 9110 §15), for the statuses object stores answer.
 fn reason(status: u16) -> &'static str {

@@ -37,6 +37,7 @@ mod c29_denied_paths;
 mod c30_non_http_catalog_uri;
 mod c31_signing_margin;
 mod c32_echoed_secrets;
+mod c33_short_bodies;
 mod cache_identity;
 mod cache_identity_registry;
 mod catalog_azure_gcs;

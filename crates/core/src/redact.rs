@@ -29,7 +29,7 @@ pub const MIN_PART_LEN: usize = 8;
 
 /// Shortest value of a secret query parameter (`sig=...`) of a secret value that is scrubbed
 /// on its own.
-const MIN_SECRET_PARAM_LEN: usize = 4;
+pub const MIN_SECRET_PARAM_LEN: usize = 4;
 
 /// A set of secret values to replace by `***` in text (see the module docs).
 #[derive(Clone, Default)]
@@ -120,7 +120,7 @@ fn push_forms(out: &mut Vec<String>, value: &str) {
 
 /// Query parameters (and `name=value` pairs in text) whose value is a secret, compared
 /// case-insensitively.
-const SECRET_PARAMS: &[&str] = &[
+pub const SECRET_PARAMS: &[&str] = &[
     "x-amz-signature",
     "x-amz-security-token",
     "x-amz-credential",
@@ -137,7 +137,7 @@ const SECRET_PARAMS: &[&str] = &[
 ];
 
 /// Headers whose value is a secret when quoted as `Name: value` in text.
-const SECRET_HEADERS: &[&str] = &[
+pub const SECRET_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
     "x-amz-security-token",
@@ -147,7 +147,7 @@ const SECRET_HEADERS: &[&str] = &[
 ];
 
 /// S3 error elements that echo a signature or what was signed.
-const SECRET_ELEMENTS: &[&str] = &[
+pub const SECRET_ELEMENTS: &[&str] = &[
     "SignatureProvided",
     "StringToSign",
     "StringToSignBytes",

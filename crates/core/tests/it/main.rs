@@ -12,6 +12,8 @@ mod common;
 mod conformance;
 mod emulators;
 
+mod a1_echoed_secrets;
+mod a2_short_bodies;
 mod access_mode;
 mod adversarial;
 mod adversarial_clouds;
@@ -36,8 +38,6 @@ mod c28_config_only_prefix_scoped;
 mod c29_denied_paths;
 mod c30_non_http_catalog_uri;
 mod c31_signing_margin;
-mod c32_echoed_secrets;
-mod c33_short_bodies;
 mod cache_identity;
 mod cache_identity_registry;
 mod catalog_azure_gcs;

@@ -1,5 +1,5 @@
 //! The body of a GET, its errors located: a body that ends before its announced end names the
-//! object, the range and the byte reached (case C33).
+//! object, the range and the byte reached (case A2).
 //!
 //! `object_store` reads a GET's body as a stream; when the connection fails part way (the
 //! endpoint closed it before `content-length` bytes, a reset, a timeout) it asks again for the

@@ -1,4 +1,4 @@
-//! C33: an endpoint that announces a body's length (`content-length`) and closes the connection
+//! A2 (found by an attack on this library, not a field case): an endpoint that announces a body's length (`content-length`) and closes the connection
 //! after fewer bytes, on every GET. `object_store` asks again for the rest (a ranged GET, as
 //! many times as `max_retries` allows); the read then fails with a message naming the
 //! location, the range asked for, the byte reached and that the body ended early, kind
@@ -72,7 +72,7 @@ fn gets(server: &MockCatalog) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn c33_a_body_ending_early_names_location_range_and_the_byte_reached() {
+async fn a2_a_body_ending_early_names_location_range_and_the_byte_reached() {
     let server = short_server(100);
     let store = open(&server.url(), "2");
 
@@ -119,7 +119,7 @@ async fn c33_a_body_ending_early_names_location_range_and_the_byte_reached() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn c33_with_default_retries_a_short_body_costs_eleven_gets() {
+async fn a2_with_default_retries_a_short_body_costs_eleven_gets() {
     // Backoff shortened; max_retries left at object_store's default (10). The retries of the
     // body share one budget with the request's own: 1 + 10 GETs, whatever the reason.
     let server = short_server(50);

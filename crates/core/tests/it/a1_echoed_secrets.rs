@@ -1,4 +1,4 @@
-//! C32: an endpoint that echoes the request's secrets in its error answer (the session token,
+//! A1 (found by an attack on this library, not a field case): an endpoint that echoes the request's secrets in its error answer (the session token,
 //! the secret key, the SAS, the `Authorization` header, a presigned URL's signature) on S3
 //! (static credentials and a provider's), Azure (SAS) and GCS (bearer token). No error's
 //! message, `Debug`, source chain or log line contains any of them; the message still names
@@ -190,7 +190,7 @@ fn s3_secrets(server: &MockCatalog) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn c32_s3_static_credentials_echoed_by_the_endpoint_are_never_shown() {
+async fn a1_s3_static_credentials_echoed_by_the_endpoint_are_never_shown() {
     common::logs::capture();
     let server = echoing_server("s3", &[SECRET_KEY]);
     let store = open("s3://c32/p", s3_options(&server.url(), true), false);
@@ -208,7 +208,7 @@ async fn c32_s3_static_credentials_echoed_by_the_endpoint_are_never_shown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn c32_s3_provider_credentials_echoed_by_the_endpoint_are_never_shown() {
+async fn a1_s3_provider_credentials_echoed_by_the_endpoint_are_never_shown() {
     common::logs::capture();
     let server = echoing_server("s3", &[SECRET_KEY]);
     // The options carry no credential: only the refresher knows the secrets.
@@ -222,7 +222,7 @@ async fn c32_s3_provider_credentials_echoed_by_the_endpoint_are_never_shown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn c32_azure_sas_echoed_by_the_endpoint_is_never_shown() {
+async fn a1_azure_sas_echoed_by_the_endpoint_is_never_shown() {
     common::logs::capture();
     let sas = account_sas(now_millis() + 600_000, false);
     let sig = sas
@@ -254,7 +254,7 @@ async fn c32_azure_sas_echoed_by_the_endpoint_is_never_shown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn c32_gcs_bearer_token_echoed_by_the_endpoint_is_never_shown() {
+async fn a1_gcs_bearer_token_echoed_by_the_endpoint_is_never_shown() {
     common::logs::capture();
     let server = echoing_server("gs", &[]);
     let options = opts(&[

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * C32 and C33 through the Java binding, against a stub S3 endpoint on 127.0.0.1: an endpoint that
+ * A1 and A2 through the Java binding, against a stub S3 endpoint on 127.0.0.1: an endpoint that
  * echoes the request's secrets in its 403 answer (no exception's message, {@code toString}, cause
  * or stack trace text contains them; the message still names operation, location, status and
  * code), and one that announces a body's length and closes the connection early (a {@code
@@ -34,10 +34,10 @@ import org.junit.jupiter.api.Timeout;
  * reached).
  */
 @Timeout(60)
-class C32C33StubEndpointTest {
+class A1A2StubEndpointTest {
 
-    private static final String SECRET = "c32SECRETKEYwJalrXUtnFEMIbPxRfiCY";
-    private static final String TOKEN = "c32TOKENIQoJb3JpZ2luX2VjEabc";
+    private static final String SECRET = "a1SECRETKEYwJalrXUtnFEMIbPxRfiCY";
+    private static final String TOKEN = "a1TOKENIQoJb3JpZ2luX2VjEabc";
 
     /** A stub S3 endpoint that refuses every request with a 403 quoting the request's secrets. */
     private static final class Stub implements AutoCloseable {
@@ -75,7 +75,7 @@ class C32C33StubEndpointTest {
         }
 
         ObjectStore open() throws StorageException {
-            return C32C33StubEndpointTest.open(server.getAddress().getPort());
+            return A1A2StubEndpointTest.open(server.getAddress().getPort());
         }
 
         @Override
@@ -94,7 +94,7 @@ class C32C33StubEndpointTest {
 
         ShortBodies() throws IOException {
             socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            thread = new Thread(this::serve, "c33-short-bodies");
+            thread = new Thread(this::serve, "a2-short-bodies");
             thread.setDaemon(true);
             thread.start();
         }
@@ -140,7 +140,7 @@ class C32C33StubEndpointTest {
         }
 
         ObjectStore open() throws StorageException {
-            return C32C33StubEndpointTest.open(socket.getLocalPort());
+            return A1A2StubEndpointTest.open(socket.getLocalPort());
         }
 
         @Override
@@ -173,7 +173,7 @@ class C32C33StubEndpointTest {
     }
 
     @Test
-    void c32SecretsEchoedInA403AreInNoException() throws Exception {
+    void a1SecretsEchoedInA403AreInNoException() throws Exception {
         try (Stub stub = new Stub();
                 ObjectStore store = stub.open()) {
             CredentialsException get =
@@ -202,7 +202,7 @@ class C32C33StubEndpointTest {
     }
 
     @Test
-    void c33ABodyEndingEarlyNamesLocationRangeAndByteReached() throws Exception {
+    void a2ABodyEndingEarlyNamesLocationRangeAndByteReached() throws Exception {
         try (ShortBodies stub = new ShortBodies();
                 ObjectStore store = stub.open()) {
             StorageException get = assertThrows(StorageException.class, () -> store.get("dir/k"));

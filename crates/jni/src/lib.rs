@@ -44,7 +44,8 @@ use vended_storage::store::{ObjectInfo, VendedStore};
 
 type BridgeResult<T> = std::result::Result<T, BridgeError>;
 
-/// Stores the `JavaVM` (this also sets `JavaVM::singleton()`), for runtime threads to attach.
+/// Stores the `JavaVM` (this also sets `JavaVM::singleton()`), for runtime threads to attach,
+/// and sets the allocator's purge delay (`alloc::configure`).
 ///
 /// # Safety
 /// Called by the JVM with a valid `JavaVM` pointer when the library is loaded.
@@ -54,6 +55,7 @@ pub unsafe extern "system" fn JNI_OnLoad(
     _reserved: *mut c_void,
 ) -> jint {
     let stored = std::panic::catch_unwind(|| {
+        alloc::configure();
         // SAFETY: the JVM passes a valid, live JavaVM pointer.
         let _ = unsafe { JavaVM::from_raw(vm) };
     });

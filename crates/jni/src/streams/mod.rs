@@ -100,6 +100,7 @@
 //! thread-confined; concurrent calls on one writer or lister run one at a time.
 
 mod blocks;
+mod list;
 mod read;
 mod write;
 
@@ -108,30 +109,19 @@ pub(crate) use read::new_array;
 pub(crate) use write::{writer_options, WRITERS};
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use bytes::Bytes;
 
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_sig, jni_str, Env, EnvUnowned};
-use once_cell::sync::Lazy;
-use tokio::sync::Mutex;
 
-use vended_storage::io::{ObjectLister, WriteMode, WriteResult};
+use vended_storage::io::{WriteMode, WriteResult};
 
 use crate::errors::{BridgeError, ThrowJava};
-use crate::handles::HandleTable;
-use crate::{
-    block_on, info_strings, optional_string, range, store, string_arg, string_array, BridgeResult,
-};
-
-/// Open listings.
-static LISTERS: Lazy<HandleTable<Mutex<ObjectLister>>> = Lazy::new(HandleTable::default);
+use crate::{block_on, range, store, string_arg, string_array, BridgeResult};
 
 pub(super) const MAX_JAVA_ARRAY: u64 = i32::MAX as u64 - 8;
-/// Entries per `listNext` when the caller gives none.
-const DEFAULT_PAGE: usize = 1000;
 
 pub(super) fn as_jbytes(b: &[u8]) -> &[i8] {
     // SAFETY: u8 and i8 have the same size and alignment; every bit pattern is valid for both.
@@ -389,84 +379,6 @@ pub(super) fn write_mode(
 
 pub(crate) fn write_result<'l>(env: &mut Env<'l>, r: &WriteResult) -> BridgeResult<JObject<'l>> {
     string_array(env, [r.e_tag.clone(), r.version.clone()].into_iter())
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_listOpen<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    prefix: JString<'l>,
-) -> jlong {
-    env.with_env(|env| -> BridgeResult<jlong> {
-        let store = store(handle)?;
-        let prefix = optional_string(env, &prefix)?;
-        let lister = store.lister(prefix.as_deref())?;
-        Ok(LISTERS.insert(Arc::new(Mutex::new(lister))))
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_listNext<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    max_entries: jint,
-) -> JObject<'l> {
-    env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let lister = LISTERS.get(handle).ok_or(BridgeError::Closed("listing"))?;
-        let max = if max_entries > 0 {
-            max_entries as usize
-        } else {
-            DEFAULT_PAGE
-        };
-        let infos = block_on(async { lister.lock().await.next_page(max).await })??;
-        let flat: Vec<Option<String>> = infos.iter().flat_map(info_strings).collect();
-        string_array(env, flat.into_iter())
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_listClose<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> BridgeResult<()> {
-        LISTERS.remove(handle);
-        Ok(())
-    })
-    .resolve::<ThrowJava>()
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_vended_storage_NativeBridge_listWithDelimiter<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    prefix: JString<'l>,
-) -> JObject<'l> {
-    env.with_env(|env| -> BridgeResult<JObject<'l>> {
-        let store = store(handle)?;
-        let prefix = optional_string(env, &prefix)?;
-        let level = block_on(store.list_with_delimiter(prefix.as_deref()))??;
-        let flat: Vec<Option<String>> = level.objects.iter().flat_map(info_strings).collect();
-        let result =
-            JObjectArray::<JObjectArray<JString>>::new(env, 2, JObjectArray::<JString>::null())?;
-        let parts = [flat, level.common_prefixes.into_iter().map(Some).collect()];
-        for (i, part) in parts.into_iter().enumerate() {
-            env.with_local_frame(2, |env| -> BridgeResult<()> {
-                let array = string_array(env, part.into_iter())?;
-                let array = env.cast_local::<JObjectArray<JString>>(array)?;
-                result.set_element(env, i, &array)?;
-                Ok(())
-            })?;
-        }
-        Ok(result.into())
-    })
-    .resolve::<ThrowJava>()
 }
 
 #[unsafe(no_mangle)]

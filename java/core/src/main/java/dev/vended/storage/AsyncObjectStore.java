@@ -220,7 +220,12 @@ public final class AsyncObjectStore implements AutoCloseable {
      * ReadOptions#withPinnedETag} does). Without {@code ifMatch} the GETs must still agree on one
      * ETag among themselves.
      *
+     * @param path the object path
+     * @param ranges the ranges (any order; none empty)
+     * @param minSeek as {@link #getRangesAsync(String, List, long, long)}
+     * @param maxMerged as {@link #getRangesAsync(String, List, long, long)}
      * @param ifMatch the ETag exactly as {@link ObjectMeta#eTag()} gives it, or {@code null}
+     * @param allocate as the method above
      * @return as the method above; fails with {@link PreconditionFailedException} if the object no
      *     longer has that ETag (or changed between the GETs)
      * @throws IllegalArgumentException as the method above
